@@ -1,0 +1,22 @@
+// Registration of the granary subcommands. Each command reports its exit status through
+// ExitCode: 0 success, 1 an expectation or check failed, 2 bad input (usage, file, map).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/status.h"
+
+namespace granary::cli {
+
+struct ExitCode {
+  int value = 0;
+};
+
+// Prints "granary: <message>" on stderr and sets the exit code to 2.
+void fail_input(ExitCode& code, const std::string& message);
+inline void fail_input(ExitCode& code, const Status& s) { fail_input(code, s.message()); }
+
+void register_crush_commands(CLI::App& app, ExitCode& code);
+
+}  // namespace granary::cli

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Granary needs to build, test and run. Idempotent: packages that are
+# already installed are left alone and apt is not touched when nothing is missing.
+# Usage: scripts/install-deps.sh [build|test|all]   (default: all)
+set -euo pipefail
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+# Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the
+# bit-identity tests compare against; time(1) for the benchmark's peak-memory figure.
+test_pkgs=(ceph-base time)
+
+case "${1:-all}" in
+  build) want=("${build_pkgs[@]}") ;;
+  test | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+  *) echo "install-deps.sh: unknown set '$1' (expected build, test or all)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps.sh: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
