@@ -120,11 +120,13 @@ void compute_straws(Bucket& b, uint32_t straw_calc_version) {
     ++i;
     if (i == size) break;
     const int next = order[i], prev = order[i - 1];
-    if (w[next] == w[prev]) continue;  // same weight: same straw
-    wbelow += (static_cast<double>(w[prev]) - lastw) * numleft;
     if (straw_calc_version == 0) {
+      if (w[next] == w[prev]) continue;  // same weight: same straw
+      wbelow += (static_cast<double>(w[prev]) - lastw) * numleft;
       for (int j = i; j < size && w[order[j]] == w[next]; ++j) --numleft;
     } else {
+      // Version 1 steps through equal weights too (wnext is then 0 and the straw stays).
+      wbelow += (static_cast<double>(w[prev]) - lastw) * numleft;
       --numleft;
     }
     // Unsigned 32-bit product, as in Ceph (it wraps for very large weights).

@@ -25,8 +25,10 @@ std::optional<uint32_t> parse_fixed_16_16(std::string_view s) {
 
 std::string format_fixed_16_16(uint32_t w) {
   char buf[32];
+  // crushtool passes weights through an int: above 32767.99998 they print negative.
   std::snprintf(buf, sizeof buf, "%.3f",
-                static_cast<double>(static_cast<float>(w) / static_cast<float>(kWeightOne)));
+                static_cast<double>(static_cast<float>(static_cast<int32_t>(w)) /
+                                    static_cast<float>(kWeightOne)));
   return buf;
 }
 
@@ -882,13 +884,11 @@ std::string write_text_map(const CrushMap& m) {
 
   if (!m.choose_args().empty()) {
     out << "\n# choose_args\n";
-    // Ceph keys choose_args by uint64: -1 prints as 2^64-1 and sorts last.
-    std::map<uint64_t, const ChooseArgs*> ordered;
-    for (const auto& [index, args] : m.choose_args()) ordered[static_cast<uint64_t>(index)] = &args;
-    for (const auto& [index, args] : ordered) {
-      out << "choose_args " << index << " {\n";
-      for (size_t idx = 0; idx < args->size(); ++idx) {
-        const ChooseArg& a = (*args)[idx];
+    // Ordered as signed indexes; printed as unsigned (-1 prints as 18446744073709551615).
+    for (const auto& [index, args] : m.choose_args()) {
+      out << "choose_args " << static_cast<uint64_t>(index) << " {\n";
+      for (size_t idx = 0; idx < args.size(); ++idx) {
+        const ChooseArg& a = args[idx];
         if (a.weight_set.empty() && a.ids.empty()) continue;
         out << "  {\n    bucket_id " << -1 - static_cast<int32_t>(idx) << "\n";
         if (!a.weight_set.empty()) {

@@ -30,7 +30,8 @@ std::string write_text_map(const CrushMap& map);
 // non-negative number.
 std::optional<uint32_t> parse_fixed_16_16(std::string_view s);
 
-// "%.3f" of a 16.16 weight computed in single precision, as crushtool prints weights.
+// "%.3f" of a 16.16 weight computed in single precision, as crushtool prints weights
+// (including its reading of weights >= 2^31 as negative).
 std::string format_fixed_16_16(uint32_t w);
 
 }  // namespace granary::crush
