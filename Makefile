@@ -27,7 +27,7 @@ test: deps
 demo: deps
 	$(MAKE) build
 	$(GRANARY) crush analyze --map scenarios/crush/gpu-storage-16x24.txt --rule 1 --pool-size 11 \
-	  --pg-num 4096 --out-osd 17 --add-host 24
+	  --pg-num 4096 --out-osd 17 --add-host-like server16
 
 bench: deps
 	$(MAKE) build

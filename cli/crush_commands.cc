@@ -4,11 +4,15 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "engine/crush/tester.h"
 #include "engine/crush/text_format.h"
+#include "engine/crush/edit.h"
+#include "engine/placement/analysis.h"
 #include "engine/placement/crush_pool.h"
 
 namespace granary::cli {
@@ -181,7 +185,9 @@ void add_map_object_command(CLI::App& crush, ExitCode& code) {
   cmd->add_option("--size", args->size, "replicas (or k+m) per placement group (default 3)")->check(CLI::Range(1, 64));
   cmd->add_option("--rule", args->rule, "CRUSH rule of the pool (default 0)");
   cmd->add_option("--max-osd", args->max_osd, "OSD ids 0..max-osd-1 exist (default: the map's devices)");
-  cmd->add_option("--out", args->out_osds, "mark an OSD out (repeatable)");
+  cmd->add_option("--out", args->out_osds, "mark an OSD out (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--pool", args->pool, "pool id (default 1)")->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
   cmd->add_option("--namespace", args->nspace, "object namespace (default: none)");
   cmd->add_flag("--erasure", args->erasure, "erasure-coded pool: keep positions, holes as 2147483647");
@@ -204,6 +210,174 @@ void add_print_command(CLI::App& crush, ExitCode& code) {
   });
 }
 
+struct AnalyzeArgs {
+  std::string map_path;
+  int32_t rule = 0;
+  int size = 3;
+  uint32_t pg_num = 4096;
+  int64_t pool = 1;
+  std::vector<int32_t> out_osds;
+  std::vector<std::string> add_like;
+  bool json = false;
+};
+
+std::string osd_label(const crush::CrushMap& m, int32_t osd) {
+  const std::string* n = m.item_name(osd);
+  return n ? *n : "osd." + std::to_string(osd);
+}
+
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", 100.0 * x);
+  return b;
+}
+
+std::string fixed(double x, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, x);
+  return b;
+}
+
+void run_analyze(AnalyzeArgs& a, ExitCode& code) {
+  auto map = crush::load_text_map(a.map_path);
+  if (!map.ok()) return fail_input(code, map.status());
+  const crush::Rule* rule = map->rule(a.rule);
+  if (!rule) return fail_input(code, "--rule " + std::to_string(a.rule) + ": " + a.map_path + " has no such rule");
+  placement::PoolSpec spec;
+  spec.id = a.pool;
+  spec.pg_num = a.pg_num;
+  spec.size = a.size;
+  spec.crush_rule = a.rule;
+  spec.erasure = rule->type == crush::kRuleErasure;
+  const int32_t max_osd = map->max_devices();
+  auto pool = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(max_osd));
+  if (!pool.ok()) return fail_input(code, pool.status());
+  for (int32_t osd : a.out_osds) {
+    if (osd < 0 || osd >= max_osd) {
+      return fail_input(code, "--out-osd " + std::to_string(osd) + ": expected an OSD id 0.." + std::to_string(max_osd - 1));
+    }
+  }
+  const placement::UtilizationReport u = placement::analyze_utilization(*pool);
+  const placement::MovementOptions mopt{spec.erasure};
+
+  std::optional<placement::MovementReport> out_move;
+  if (!a.out_osds.empty()) {
+    placement::OsdStates st = placement::OsdStates::all_up_in(max_osd);
+    for (int32_t osd : a.out_osds) st.mark_out(osd);
+    auto after = placement::CrushPool::create(*map, spec, st);
+    if (!after.ok()) return fail_input(code, after.status());
+    out_move = placement::compare_placements(*pool, *after, mopt);
+  }
+  std::optional<placement::MovementReport> add_move;
+  std::string added_desc;
+  if (!a.add_like.empty()) {
+    crush::CrushMap grown = *map;
+    for (size_t i = 0; i < a.add_like.size(); ++i) {
+      const std::string name = "new-" + a.add_like[i] + (a.add_like.size() > 1 ? "-" + std::to_string(i) : "");
+      auto id = crush::add_bucket_like(grown, a.add_like[i], name);
+      if (!id.ok()) return fail_input(code, "--add-host-like " + a.add_like[i] + ": " + id.status().message());
+      added_desc += (added_desc.empty() ? "" : ", ") + name + " (" + std::to_string(grown.bucket(*id)->size()) +
+                    " OSDs, weight " + crush::format_fixed_16_16(grown.bucket(*id)->weight) + ")";
+    }
+    // The grown map has more devices: compare against the original map with the same
+    // device id range so that shares line up.
+    auto before = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(grown.max_devices()));
+    auto after = placement::CrushPool::create(grown, spec, placement::OsdStates::all_up_in(grown.max_devices()));
+    if (!before.ok() || !after.ok()) return fail_input(code, (before.ok() ? after.status() : before.status()));
+    add_move = placement::compare_placements(*before, *after, mopt);
+  }
+
+  if (a.json) {
+    auto move_json = [](const placement::MovementReport& m) {
+      return nlohmann::json{{"groups", m.groups},
+                            {"shards_before", m.shards_before},
+                            {"shards_moved", m.shards_moved},
+                            {"groups_changed", m.groups_changed},
+                            {"minimum_shards_moved", m.minimum_moved},
+                            {"moved_over_minimum", m.ratio()}};
+    };
+    nlohmann::json j;
+    j["map"] = a.map_path;
+    j["pool"] = {{"id", a.pool}, {"rule", a.rule}, {"rule_name", rule->name}, {"size", a.size},
+                 {"pg_num", a.pg_num}, {"erasure", spec.erasure}};
+    j["utilization"] = {{"shards", u.shards},
+                        {"devices_with_target", u.devices_with_target},
+                        {"short_groups", u.short_groups},
+                        {"failure_domain_violations", u.domain_violations},
+                        {"shards_off_target", u.shards_off_target},
+                        {"deviation_stddev", u.deviation_stddev},
+                        {"deviation_max", u.deviation_max},
+                        {"deviation_min", u.deviation_min},
+                        {"most_loaded_osd", u.most_loaded},
+                        {"least_loaded_osd", u.least_loaded}};
+    if (out_move) {
+      j["osd_out"] = move_json(*out_move);
+      j["osd_out"]["osds"] = a.out_osds;
+    }
+    if (add_move) {
+      j["host_added"] = move_json(*add_move);
+      j["host_added"]["added"] = added_desc;
+    }
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+
+  std::ostringstream o;
+  o << "Placement quality of " << a.map_path << "\n";
+  o << "  pool " << a.pool << ": rule " << a.rule << " (" << rule->name << ", "
+    << (spec.erasure ? "erasure" : "replicated") << "), size " << a.size << ", " << a.pg_num << " PGs\n";
+  o << "  OSDs the rule can use: " << u.devices_with_target << "; shards placed: " << u.shards << " of "
+    << uint64_t{a.pg_num} * a.size << "\n";
+  o << "\nUtilisation (shards per OSD against the CRUSH-weight-proportional ideal)\n";
+  if (u.devices_with_target > 0) {
+    o << "  standard deviation " << fixed(100.0 * u.deviation_stddev, 1) << "%\n";
+    o << "  most loaded  " << osd_label(*map, u.most_loaded) << " " << u.per_device[u.most_loaded]
+      << " shards, ideal " << fixed(u.expected[u.most_loaded], 1) << " (" << pct(u.deviation_max) << ")\n";
+    o << "  least loaded " << osd_label(*map, u.least_loaded) << " " << u.per_device[u.least_loaded]
+      << " shards, ideal " << fixed(u.expected[u.least_loaded], 1) << " (" << pct(u.deviation_min) << ")\n";
+  }
+  o << "  PGs with fewer than " << a.size << " OSDs: " << u.short_groups << "\n";
+  o << "  PGs with two shards in one failure domain: " << u.domain_violations << "\n";
+  auto print_move = [&](const placement::MovementReport& m) {
+    o << "  shards moved " << m.shards_moved << " of " << m.shards_before << " ("
+      << fixed(100.0 * m.shards_moved / std::max<uint64_t>(1, m.shards_before), 2) << "%), PGs changed "
+      << m.groups_changed << "\n";
+    o << "  minimum possible " << fixed(m.minimum_moved, 1) << " shards; moved/minimum "
+      << fixed(m.ratio(), 2) << "x\n";
+  };
+  if (out_move) {
+    o << "\nWhat if";
+    for (int32_t osd : a.out_osds) o << " " << osd_label(*map, osd);
+    o << " go" << (a.out_osds.size() == 1 ? "es" : "") << " out\n";
+    print_move(*out_move);
+  }
+  if (add_move) {
+    o << "\nWhat if " << added_desc << " join" << (a.add_like.size() == 1 ? "s" : "") << "\n";
+    print_move(*add_move);
+  }
+  std::cout << o.str();
+}
+
+void add_analyze_command(CLI::App& crush, ExitCode& code) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = crush.add_subcommand(
+      "analyze", "Placement quality: utilisation spread, and data moved when OSDs go out or a host is added");
+  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--rule", args->rule, "CRUSH rule of the pool (default 0)");
+  cmd->add_option("--pool-size", args->size, "replicas, or k+m for an erasure rule (default 3)")->check(CLI::Range(1, 64));
+  cmd->add_option("--pg-num", args->pg_num, "placement groups (default 4096)")->check(CLI::Range(1u, 1u << 22));
+  cmd->add_option("--pool-id", args->pool, "pool id (default 1)")->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
+  cmd->add_option("--out-osd", args->out_osds, "what if this OSD is marked out (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--add-host-like", args->add_like,
+                  "what if a host shaped like this one joins its parent (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--json", args->json, "print the figures as JSON");
+  cmd->callback([args, &code] { run_analyze(*args, code); });
+}
+
 }  // namespace
 
 void register_crush_commands(CLI::App& app, ExitCode& code) {
@@ -212,6 +386,7 @@ void register_crush_commands(CLI::App& app, ExitCode& code) {
   add_test_command(*crush, code);
   add_map_object_command(*crush, code);
   add_print_command(*crush, code);
+  add_analyze_command(*crush, code);
 }
 
 }  // namespace granary::cli

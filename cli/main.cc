@@ -19,6 +19,26 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // A missing subcommand: name the choices and what was found instead.
+    const CLI::App* cur = &app;
+    std::string path = "granary";
+    while (!cur->get_subcommands().empty()) {
+      cur = cur->get_subcommands().front();
+      path += " " + cur->get_name();
+    }
+    std::string choices;
+    for (const CLI::App* sub : cur->get_subcommands({})) {
+      choices += (choices.empty() ? "" : ", ") + sub->get_name();
+    }
+    const auto rest = cur->remaining();
+    if (choices.empty()) {
+      std::cerr << "granary: " << e.what() << "\n";
+    } else {
+      std::cerr << path << ": expected a subcommand (" << choices << "), found "
+                << (rest.empty() ? std::string("nothing") : "'" + rest.front() + "'") << "\n";
+    }
+    return 2;
   } catch (const CLI::ParseError& e) {
     // One line naming the flag and the problem; usage errors exit 2.
     std::cerr << "granary: " << e.what() << "\n";

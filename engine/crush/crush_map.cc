@@ -536,6 +536,45 @@ Status CrushMap::set_item_weight(int32_t bucket_id, int32_t item, uint32_t weigh
   return Status();
 }
 
+Status CrushMap::add_bucket_item(int32_t bucket_id, int32_t item, uint32_t weight) {
+  if (!bucket_exists(bucket_id)) return Status::invalid_argument("no bucket with id " + std::to_string(bucket_id));
+  if (item >= 0 ? !item_names_.count(item) : !bucket_exists(item)) {
+    return Status::invalid_argument("item " + std::to_string(item) + " is not defined");
+  }
+  Bucket& b = *buckets_[-1 - bucket_id];
+  if (std::find(b.items.begin(), b.items.end(), item) != b.items.end()) {
+    return Status::invalid_argument("item " + std::to_string(item) + " is already in bucket " +
+                                    std::to_string(bucket_id));
+  }
+  if (b.alg == BucketAlg::kUniform && !b.items.empty() && weight != b.item_weights.front()) {
+    return Status::invalid_argument("uniform bucket " + std::to_string(bucket_id) +
+                                    " items must all have the same weight");
+  }
+  if (uint64_t{b.weight} + weight > 0xffffffffull) {
+    return Status::invalid_argument("bucket " + std::to_string(bucket_id) + " would weigh more than 65535");
+  }
+  b.items.push_back(item);
+  b.item_weights.push_back(weight);
+  compute_bucket_derived(b, tunables_.straw_calc_version);
+  if (item >= 0) max_devices_ = std::max(max_devices_, item + 1);
+  return Status();
+}
+
+Status CrushMap::set_item_weight_up_tree(int32_t item, uint32_t weight) {
+  bool found = false;
+  for (int32_t idx = 0; idx < max_buckets(); ++idx) {
+    if (!buckets_[idx] || is_shadow(-1 - idx)) continue;
+    Bucket& b = *buckets_[idx];
+    auto it = std::find(b.items.begin(), b.items.end(), item);
+    if (it == b.items.end()) continue;
+    found = true;
+    b.item_weights[it - b.items.begin()] = weight;
+    compute_bucket_derived(b, tunables_.straw_calc_version);
+    if (Status s = set_item_weight_up_tree(b.id, b.weight); !s.ok() && parent_of(b.id)) return s;
+  }
+  return found ? Status() : Status::not_found("item " + std::to_string(item) + " is in no bucket");
+}
+
 void CrushMap::finalize() {
   int32_t m = 0;
   for (const auto& b : buckets_) {

@@ -186,6 +186,12 @@ class CrushMap {
   // Sets the weight of `item` in bucket `bucket_id` and recomputes derived data (and the
   // bucket's own weight). Does not propagate up the tree.
   Status set_item_weight(int32_t bucket_id, int32_t item, uint32_t weight);
+  // Appends `item` with `weight` to bucket `bucket_id` (the bucket's own weight grows; its
+  // parents are not changed: see set_item_weight_up_tree).
+  Status add_bucket_item(int32_t bucket_id, int32_t item, uint32_t weight);
+  // Sets `item`'s weight in every non-shadow bucket that lists it and carries each changed
+  // bucket's new total up to its own parents, as Ceph's adjust_item_weight does.
+  Status set_item_weight_up_tree(int32_t item, uint32_t weight);
   // Recomputes max_devices after devices or buckets changed.
   void finalize();
 
