@@ -22,6 +22,10 @@ uint32_t crush_hash32_3(uint32_t a, uint32_t b, uint32_t c);
 uint32_t crush_hash32_4(uint32_t a, uint32_t b, uint32_t c, uint32_t d);
 uint32_t crush_hash32_5(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e);
 
+// out[i] = crush_hash32_3(a, b[i], c) for i in 0..7, computed eight at a time (SIMD). The
+// straw and straw2 draws of a bucket differ only in the item id, so this batches them.
+void crush_hash32_3_x8(uint32_t a, const int32_t* b, uint32_t c, uint32_t* out);
+
 // Ceph's ceph_str_hash_rjenkins over the bytes of `name` (no namespace, no locator key).
 uint32_t str_hash_rjenkins(std::string_view name);
 

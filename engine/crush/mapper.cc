@@ -15,9 +15,14 @@ struct Mapper::Call {
 };
 
 Mapper::Mapper(const CrushMap& map) : map_(map), perms_(map.max_buckets()) {
+  size_t largest = 0;
   for (int32_t idx = 0; idx < map.max_buckets(); ++idx) {
-    if (const Bucket* b = map.bucket(-1 - idx)) perms_[idx].perm.resize(b->items.size());
+    if (const Bucket* b = map.bucket(-1 - idx)) {
+      perms_[idx].perm.resize(b->items.size());
+      largest = std::max(largest, b->items.size());
+    }
   }
+  draws_.resize(largest);
 }
 
 std::vector<uint32_t> default_device_weights(const CrushMap& map) {
@@ -67,11 +72,19 @@ int32_t tree_choose(const Bucket& b, int32_t x, int32_t r) {
   return b.items[n >> 1];
 }
 
-int32_t straw_choose(const Bucket& b, int32_t x, int32_t r) {
+// Hashes of (x, ids[i], r) for every item, low 16 bits, eight at a time.
+void draw_hashes(const int32_t* ids, int32_t n, int32_t x, int32_t r, uint32_t* u) {
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8) crush_hash32_3_x8(x, ids + i, r, u + i);
+  for (; i < n; ++i) u[i] = crush_hash32_3(x, ids[i], r);
+}
+
+int32_t straw_choose(const Bucket& b, int32_t x, int32_t r, uint32_t* u) {
+  draw_hashes(b.items.data(), b.size(), x, r, u);
   int high = 0;
   uint64_t high_draw = 0;
   for (int32_t i = 0; i < b.size(); ++i) {
-    const uint64_t draw = uint64_t{crush_hash32_3(x, b.items[i], r) & 0xffff} * b.straws[i];
+    const uint64_t draw = uint64_t{u[i] & 0xffff} * b.straws[i];
     if (i == 0 || draw > high_draw) {
       high = i;
       high_draw = draw;
@@ -80,7 +93,8 @@ int32_t straw_choose(const Bucket& b, int32_t x, int32_t r) {
   return b.items[high];
 }
 
-int32_t straw2_choose(const Bucket& b, int32_t x, int32_t r, const ChooseArg* arg, int position) {
+int32_t straw2_choose(const Bucket& b, int32_t x, int32_t r, const ChooseArg* arg, int position,
+                      uint32_t* u) {
   // Each item draws ln(u)/weight with u uniform in (0, 1]: an exponential race whose winner
   // is distributed in proportion to weight, and that moves data only to or from an item
   // whose weight changed.
@@ -93,13 +107,13 @@ int32_t straw2_choose(const Bucket& b, int32_t x, int32_t r, const ChooseArg* ar
     }
     if (!arg->ids.empty()) ids = arg->ids.data();
   }
+  draw_hashes(ids, b.size(), x, r, u);
   int high = 0;
   int64_t high_draw = 0;
   for (int32_t i = 0; i < b.size(); ++i) {
     int64_t draw;
     if (weights[i]) {
-      const uint32_t u = crush_hash32_3(x, ids[i], r) & 0xffff;
-      const int64_t ln = static_cast<int64_t>(crush_ln(u)) - 0x1000000000000ll;  // <= 0
+      const int64_t ln = static_cast<int64_t>(crush_ln(u[i] & 0xffff)) - 0x1000000000000ll;  // <= 0
       draw = ln / static_cast<int64_t>(weights[i]);
     } else {
       draw = std::numeric_limits<int64_t>::min();
@@ -160,13 +174,13 @@ int32_t Mapper::bucket_choose(const Call& c, const Bucket& b, int32_t x, int32_t
     case BucketAlg::kTree:
       return tree_choose(b, x, r);
     case BucketAlg::kStraw:
-      return straw_choose(b, x, r);
+      return straw_choose(b, x, r, draws_.data());
     case BucketAlg::kStraw2: {
       const ChooseArg* arg = nullptr;
       if (c.choose_args && static_cast<size_t>(-1 - b.id) < c.choose_args->size()) {
         arg = &(*c.choose_args)[-1 - b.id];
       }
-      return straw2_choose(b, x, r, arg, position);
+      return straw2_choose(b, x, r, arg, position, draws_.data());
     }
   }
   return b.items[0];

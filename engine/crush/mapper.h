@@ -50,6 +50,7 @@ class Mapper {
   std::vector<Perm> perms_;  // by -1-bucket id
   uint32_t generation_ = 0;
   std::vector<int32_t> a_, b_, c_;
+  std::vector<uint32_t> draws_;  // per-item hashes of the bucket being drawn from
 };
 
 // The device reweight vector Ceph's crushtool uses for a map: 0x10000 for every device that
