@@ -76,6 +76,14 @@ int32_t tree_choose(const Bucket& b, int32_t x, int32_t r) {
 void draw_hashes(const int32_t* ids, int32_t n, int32_t x, int32_t r, uint32_t* u) {
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) crush_hash32_3_x8(x, ids + i, r, u + i);
+  if (n - i >= 2) {  // a partial batch still beats two or more scalar hashes
+    int32_t tail_ids[8] = {};
+    uint32_t tail_u[8];
+    std::copy(ids + i, ids + n, tail_ids);
+    crush_hash32_3_x8(x, tail_ids, r, tail_u);
+    std::copy(tail_u, tail_u + (n - i), u + i);
+    return;
+  }
   for (; i < n; ++i) u[i] = crush_hash32_3(x, ids[i], r);
 }
 
