@@ -1,5 +1,6 @@
 // granary crush ...: placement commands (test, map-object, analyze, show).
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,8 @@
 #include "engine/crush/edit.h"
 #include "engine/placement/analysis.h"
 #include "engine/placement/crush_pool.h"
+#include "engine/placement/crush_to_ring.h"
+#include "engine/random.h"
 
 namespace granary::cli {
 
@@ -218,6 +221,8 @@ struct AnalyzeArgs {
   int64_t pool = 1;
   std::vector<int32_t> out_osds;
   std::vector<std::string> add_like;
+  bool compare_ring = false;
+  uint64_t seed = 1;
   bool json = false;
 };
 
@@ -226,16 +231,125 @@ std::string osd_label(const crush::CrushMap& m, int32_t osd) {
   return n ? *n : "osd." + std::to_string(osd);
 }
 
+std::string fixed(double x, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, x);
+  return b;
+}
+
 std::string pct(double x) {
   char b[32];
   std::snprintf(b, sizeof b, "%+.1f%%", 100.0 * x);
   return b;
 }
 
-std::string fixed(double x, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, x);
-  return b;
+// The figures of one placement policy: its utilisation and the two what-ifs.
+struct PolicyFigures {
+  placement::UtilizationReport utilization;
+  std::optional<placement::MovementReport> out_move;
+  std::optional<placement::MovementReport> add_move;
+};
+
+nlohmann::json to_json(const PolicyFigures& f) {
+  const placement::UtilizationReport& u = f.utilization;
+  auto move_json = [](const placement::MovementReport& m) {
+    return nlohmann::json{{"groups", m.groups},
+                          {"shards_before", m.shards_before},
+                          {"shards_moved", m.shards_moved},
+                          {"groups_changed", m.groups_changed},
+                          {"minimum_shards_moved", m.minimum_moved},
+                          {"moved_over_minimum", m.ratio()}};
+  };
+  nlohmann::json j;
+  j["utilization"] = {{"shards", u.shards},
+                      {"devices_with_target", u.devices_with_target},
+                      {"short_groups", u.short_groups},
+                      {"failure_domain_violations", u.domain_violations},
+                      {"shards_off_target", u.shards_off_target},
+                      {"deviation_stddev", u.deviation_stddev},
+                      {"deviation_max", u.deviation_max},
+                      {"deviation_min", u.deviation_min},
+                      {"most_loaded_osd", u.most_loaded},
+                      {"least_loaded_osd", u.least_loaded}};
+  if (f.out_move) j["osd_out"] = move_json(*f.out_move);
+  if (f.add_move) j["host_added"] = move_json(*f.add_move);
+  return j;
+}
+
+void print_figures(std::ostream& o, const crush::CrushMap& map, const AnalyzeArgs& a,
+                   const PolicyFigures& f, const std::string& added_desc) {
+  const placement::UtilizationReport& u = f.utilization;
+  o << "  utilisation (shards per OSD against the weight-proportional ideal)\n";
+  if (u.devices_with_target > 0) {
+    o << "    standard deviation " << fixed(100.0 * u.deviation_stddev, 1) << "%\n";
+    o << "    most loaded  " << osd_label(map, u.most_loaded) << " " << u.per_device[u.most_loaded]
+      << " shards, ideal " << fixed(u.expected[u.most_loaded], 1) << " (" << pct(u.deviation_max) << ")\n";
+    o << "    least loaded " << osd_label(map, u.least_loaded) << " " << u.per_device[u.least_loaded]
+      << " shards, ideal " << fixed(u.expected[u.least_loaded], 1) << " (" << pct(u.deviation_min) << ")\n";
+  }
+  o << "    PGs with fewer than " << a.size << " OSDs: " << u.short_groups << "\n";
+  o << "    PGs with two shards in one failure domain: " << u.domain_violations << "\n";
+  auto print_move = [&](const placement::MovementReport& m) {
+    o << "    shards moved " << m.shards_moved << " of " << m.shards_before << " ("
+      << fixed(100.0 * m.shards_moved / std::max<uint64_t>(1, m.shards_before), 2) << "%), groups changed "
+      << m.groups_changed << "\n";
+    o << "    minimum possible " << fixed(m.minimum_moved, 1) << " shards; moved/minimum "
+      << fixed(m.ratio(), 2) << "x\n";
+  };
+  if (f.out_move) {
+    o << "  what if";
+    for (int32_t osd : a.out_osds) o << " " << osd_label(map, osd);
+    o << " go" << (a.out_osds.size() == 1 ? "es" : "") << " out\n";
+    print_move(*f.out_move);
+  }
+  if (f.add_move) {
+    o << "  what if " << added_desc << " join" << (a.add_like.size() == 1 ? "s" : "") << "\n";
+    print_move(*f.add_move);
+  }
+}
+
+// The same questions for a consistent-hash ring built over the rule's devices.
+Result<PolicyFigures> ring_figures(const crush::CrushMap& map, const crush::CrushMap& grown,
+                                   const AnalyzeArgs& a, const placement::MovementOptions& mopt) {
+  placement::RingOptions ro;
+  ro.replicas = a.size;
+  ro.part_power = std::clamp(32 - __builtin_clz(std::max(1u, a.pg_num - 1)), 1, 24);
+  auto builder = placement::ring_builder_from_crush(map, a.rule, ro);
+  if (!builder.ok()) return builder.status();
+  Random rng(a.seed);
+  if (auto r = builder->rebalance(rng); !r.ok()) return r.status();
+  auto base = builder->build();
+  if (!base.ok()) return base.status();
+  PolicyFigures f;
+  f.utilization = placement::analyze_utilization(*base);
+  if (!a.out_osds.empty()) {
+    placement::RingBuilder b = *builder;
+    for (int32_t osd : a.out_osds) {
+      if (b.devices().count(osd)) {
+        if (Status s = b.set_weight(osd, 0); !s.ok()) return s;
+      }
+    }
+    if (auto r = b.rebalance(rng); !r.ok()) return r.status();
+    auto after = b.build();
+    if (!after.ok()) return after.status();
+    f.out_move = placement::compare_placements(*base, *after, mopt);
+  }
+  if (!a.add_like.empty()) {
+    // The devices the CRUSH what-if added (ids beyond the original map), in the zone of the
+    // host they copy.
+    placement::RingBuilder b = *builder;
+    auto grown_builder = placement::ring_builder_from_crush(grown, a.rule, ro);
+    if (!grown_builder.ok()) return grown_builder.status();
+    for (const auto& [id, dev] : grown_builder->devices()) {
+      if (b.devices().count(id)) continue;
+      if (Status s = b.add_device(dev); !s.ok()) return s;
+    }
+    if (auto r = b.rebalance(rng); !r.ok()) return r.status();
+    auto after = b.build();
+    if (!after.ok()) return after.status();
+    f.add_move = placement::compare_placements(*base, *after, mopt);
+  }
+  return f;
 }
 
 void run_analyze(AnalyzeArgs& a, ExitCode& code) {
@@ -250,28 +364,27 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   spec.crush_rule = a.rule;
   spec.erasure = rule->type == crush::kRuleErasure;
   const int32_t max_osd = map->max_devices();
-  auto pool = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(max_osd));
-  if (!pool.ok()) return fail_input(code, pool.status());
   for (int32_t osd : a.out_osds) {
     if (osd < 0 || osd >= max_osd) {
       return fail_input(code, "--out-osd " + std::to_string(osd) + ": expected an OSD id 0.." + std::to_string(max_osd - 1));
     }
   }
-  const placement::UtilizationReport u = placement::analyze_utilization(*pool);
+  auto pool = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(max_osd));
+  if (!pool.ok()) return fail_input(code, pool.status());
   const placement::MovementOptions mopt{spec.erasure};
 
-  std::optional<placement::MovementReport> out_move;
+  PolicyFigures crush_fig;
+  crush_fig.utilization = placement::analyze_utilization(*pool);
   if (!a.out_osds.empty()) {
     placement::OsdStates st = placement::OsdStates::all_up_in(max_osd);
     for (int32_t osd : a.out_osds) st.mark_out(osd);
     auto after = placement::CrushPool::create(*map, spec, st);
     if (!after.ok()) return fail_input(code, after.status());
-    out_move = placement::compare_placements(*pool, *after, mopt);
+    crush_fig.out_move = placement::compare_placements(*pool, *after, mopt);
   }
-  std::optional<placement::MovementReport> add_move;
+  crush::CrushMap grown = *map;
   std::string added_desc;
   if (!a.add_like.empty()) {
-    crush::CrushMap grown = *map;
     for (size_t i = 0; i < a.add_like.size(); ++i) {
       const std::string name = "new-" + a.add_like[i] + (a.add_like.size() > 1 ? "-" + std::to_string(i) : "");
       auto id = crush::add_bucket_like(grown, a.add_like[i], name);
@@ -279,81 +392,45 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
       added_desc += (added_desc.empty() ? "" : ", ") + name + " (" + std::to_string(grown.bucket(*id)->size()) +
                     " OSDs, weight " + crush::format_fixed_16_16(grown.bucket(*id)->weight) + ")";
     }
-    // The grown map has more devices: compare against the original map with the same
-    // device id range so that shares line up.
+    // Compare against the original map over the grown device id range so that shares line up.
     auto before = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(grown.max_devices()));
     auto after = placement::CrushPool::create(grown, spec, placement::OsdStates::all_up_in(grown.max_devices()));
-    if (!before.ok() || !after.ok()) return fail_input(code, (before.ok() ? after.status() : before.status()));
-    add_move = placement::compare_placements(*before, *after, mopt);
+    if (!before.ok() || !after.ok()) return fail_input(code, before.ok() ? after.status() : before.status());
+    crush_fig.add_move = placement::compare_placements(*before, *after, mopt);
+  }
+  std::optional<PolicyFigures> ring_fig;
+  if (a.compare_ring) {
+    auto r = ring_figures(*map, grown, a, mopt);
+    if (!r.ok()) return fail_input(code, "--compare-ring: " + r.status().message());
+    ring_fig = std::move(*r);
   }
 
   if (a.json) {
-    auto move_json = [](const placement::MovementReport& m) {
-      return nlohmann::json{{"groups", m.groups},
-                            {"shards_before", m.shards_before},
-                            {"shards_moved", m.shards_moved},
-                            {"groups_changed", m.groups_changed},
-                            {"minimum_shards_moved", m.minimum_moved},
-                            {"moved_over_minimum", m.ratio()}};
-    };
     nlohmann::json j;
     j["map"] = a.map_path;
     j["pool"] = {{"id", a.pool}, {"rule", a.rule}, {"rule_name", rule->name}, {"size", a.size},
                  {"pg_num", a.pg_num}, {"erasure", spec.erasure}};
-    j["utilization"] = {{"shards", u.shards},
-                        {"devices_with_target", u.devices_with_target},
-                        {"short_groups", u.short_groups},
-                        {"failure_domain_violations", u.domain_violations},
-                        {"shards_off_target", u.shards_off_target},
-                        {"deviation_stddev", u.deviation_stddev},
-                        {"deviation_max", u.deviation_max},
-                        {"deviation_min", u.deviation_min},
-                        {"most_loaded_osd", u.most_loaded},
-                        {"least_loaded_osd", u.least_loaded}};
-    if (out_move) {
-      j["osd_out"] = move_json(*out_move);
-      j["osd_out"]["osds"] = a.out_osds;
-    }
-    if (add_move) {
-      j["host_added"] = move_json(*add_move);
-      j["host_added"]["added"] = added_desc;
+    j["what_if"] = {{"osds_out", a.out_osds}, {"hosts_added", added_desc}};
+    j["crush"] = to_json(crush_fig);
+    if (ring_fig) {
+      j["ring"] = to_json(*ring_fig);
+      j["ring"]["seed"] = a.seed;
     }
     std::cout << j.dump(2) << "\n";
     return;
   }
-
   std::ostringstream o;
   o << "Placement quality of " << a.map_path << "\n";
   o << "  pool " << a.pool << ": rule " << a.rule << " (" << rule->name << ", "
     << (spec.erasure ? "erasure" : "replicated") << "), size " << a.size << ", " << a.pg_num << " PGs\n";
-  o << "  OSDs the rule can use: " << u.devices_with_target << "; shards placed: " << u.shards << " of "
-    << uint64_t{a.pg_num} * a.size << "\n";
-  o << "\nUtilisation (shards per OSD against the CRUSH-weight-proportional ideal)\n";
-  if (u.devices_with_target > 0) {
-    o << "  standard deviation " << fixed(100.0 * u.deviation_stddev, 1) << "%\n";
-    o << "  most loaded  " << osd_label(*map, u.most_loaded) << " " << u.per_device[u.most_loaded]
-      << " shards, ideal " << fixed(u.expected[u.most_loaded], 1) << " (" << pct(u.deviation_max) << ")\n";
-    o << "  least loaded " << osd_label(*map, u.least_loaded) << " " << u.per_device[u.least_loaded]
-      << " shards, ideal " << fixed(u.expected[u.least_loaded], 1) << " (" << pct(u.deviation_min) << ")\n";
-  }
-  o << "  PGs with fewer than " << a.size << " OSDs: " << u.short_groups << "\n";
-  o << "  PGs with two shards in one failure domain: " << u.domain_violations << "\n";
-  auto print_move = [&](const placement::MovementReport& m) {
-    o << "  shards moved " << m.shards_moved << " of " << m.shards_before << " ("
-      << fixed(100.0 * m.shards_moved / std::max<uint64_t>(1, m.shards_before), 2) << "%), PGs changed "
-      << m.groups_changed << "\n";
-    o << "  minimum possible " << fixed(m.minimum_moved, 1) << " shards; moved/minimum "
-      << fixed(m.ratio(), 2) << "x\n";
-  };
-  if (out_move) {
-    o << "\nWhat if";
-    for (int32_t osd : a.out_osds) o << " " << osd_label(*map, osd);
-    o << " go" << (a.out_osds.size() == 1 ? "es" : "") << " out\n";
-    print_move(*out_move);
-  }
-  if (add_move) {
-    o << "\nWhat if " << added_desc << " join" << (a.add_like.size() == 1 ? "s" : "") << "\n";
-    print_move(*add_move);
+  o << "  OSDs the rule can use: " << crush_fig.utilization.devices_with_target << "; shards placed: "
+    << crush_fig.utilization.shards << " of " << uint64_t{a.pg_num} * a.size << "\n";
+  o << "\nCRUSH\n";
+  print_figures(o, *map, a, crush_fig, added_desc);
+  if (ring_fig) {
+    o << "\nConsistent-hash ring over the same OSDs (" << ring_fig->utilization.groups
+      << " partitions, hosts kept apart within racks, seed " << a.seed << ")\n";
+    print_figures(o, *map, a, *ring_fig, added_desc);
   }
   std::cout << o.str();
 }
@@ -374,6 +451,9 @@ void add_analyze_command(CLI::App& crush, ExitCode& code) {
                   "what if a host shaped like this one joins its parent (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_flag("--compare-ring", args->compare_ring,
+                "also answer the same questions for a consistent-hash ring over the same OSDs");
+  cmd->add_option("--seed", args->seed, "seed of the ring builder's tie-breaks (default 1)");
   cmd->add_flag("--json", args->json, "print the figures as JSON");
   cmd->callback([args, &code] { run_analyze(*args, code); });
 }

@@ -52,10 +52,21 @@ TEST(CrushCli, AnalyzeReportsUtilisationAndMovement) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["pool"]["erasure"], true);
-  EXPECT_EQ(j["utilization"]["shards"], 1024 * 11);
-  EXPECT_EQ(j["utilization"]["failure_domain_violations"], 0);
-  EXPECT_GT(j["osd_out"]["shards_moved"].get<int>(), 0);
-  EXPECT_GT(j["host_added"]["minimum_shards_moved"].get<double>(), 0.0);
+  EXPECT_EQ(j["crush"]["utilization"]["shards"], 1024 * 11);
+  EXPECT_EQ(j["crush"]["utilization"]["failure_domain_violations"], 0);
+  EXPECT_GT(j["crush"]["osd_out"]["shards_moved"].get<int>(), 0);
+  EXPECT_GT(j["crush"]["host_added"]["minimum_shards_moved"].get<double>(), 0.0);
+  EXPECT_FALSE(j.contains("ring"));
+  auto ring = granary("crush analyze --map " + map + " --rule 0 --pg-num 1024 --out-osd 3 "
+                      "--add-host-like server02 --compare-ring --json");
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  const auto rj = nlohmann::json::parse(ring.out);
+  EXPECT_EQ(rj["ring"]["utilization"]["shards"], 1024 * 3);
+  EXPECT_EQ(rj["ring"]["utilization"]["failure_domain_violations"], 0);
+  // The ring balances exactly and moves close to the minimum.
+  EXPECT_LT(rj["ring"]["utilization"]["deviation_stddev"].get<double>(), 0.02);
+  EXPECT_LT(rj["ring"]["osd_out"]["moved_over_minimum"].get<double>(), 1.1);
+  EXPECT_LT(rj["ring"]["host_added"]["moved_over_minimum"].get<double>(), 1.1);
   auto text = granary("crush analyze --map " + map + " --rule 0 --pg-num 256");
   EXPECT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("standard deviation"), std::string::npos);
