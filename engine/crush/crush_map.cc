@@ -177,6 +177,26 @@ void compute_bucket_derived(Bucket& b, uint32_t straw_calc_version) {
 
 // ---------------------------------------------------------------- reading
 
+void for_each_rule_device(
+    const CrushMap& map, const Rule& rule,
+    const std::function<void(int32_t, uint32_t, const std::vector<int32_t>&)>& fn) {
+  std::vector<int32_t> path;
+  std::function<void(int32_t, uint32_t)> walk = [&](int32_t item, uint32_t weight) {
+    if (item >= 0) {
+      fn(item, weight, path);
+      return;
+    }
+    const Bucket* b = map.bucket(item);
+    if (!b) return;
+    path.push_back(item);
+    for (int32_t i = 0; i < b->size(); ++i) walk(b->items[i], b->item_weights[i]);
+    path.pop_back();
+  };
+  for (const RuleStep& s : rule.steps) {
+    if (s.op == RuleOp::kTake) walk(s.arg1, kWeightOne);
+  }
+}
+
 std::optional<int32_t> CrushMap::rule_id(std::string_view name) const {
   for (const auto& r : rules_) {
     if (r && r->name == name) return r->id;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -216,6 +217,13 @@ class CrushMap {
   std::map<int32_t, std::pair<int32_t, int32_t>> shadow_origin_;  // shadow -> (bucket, class)
   std::map<int64_t, ChooseArgs> choose_args_;
 };
+
+// Calls fn(device, weight, path) for every device below the take steps of `rule`, depth first
+// in item order: `weight` is the device's weight in its bucket, `path` the buckets from the
+// take item down to that bucket. A device listed under two buckets is visited twice.
+void for_each_rule_device(
+    const CrushMap& map, const Rule& rule,
+    const std::function<void(int32_t, uint32_t, const std::vector<int32_t>&)>& fn);
 
 // Derived data of one bucket from its items and weights (Ceph's builder arithmetic).
 // `straw_calc_version` selects the straw length algorithm (0: original, 1: fixed).

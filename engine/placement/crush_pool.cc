@@ -1,7 +1,6 @@
 #include "engine/placement/crush_pool.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "engine/crush/hash.h"
 
@@ -41,27 +40,6 @@ int32_t rule_failure_domain_type(const crush::Rule& rule) {
   return 0;
 }
 
-// Calls fn(device, crush_weight, ancestors) for every device under the rule's take items.
-void for_each_rule_device(
-    const crush::CrushMap& map, const crush::Rule& rule,
-    const std::function<void(int32_t, uint32_t, const std::vector<int32_t>&)>& fn) {
-  std::vector<int32_t> path;
-  std::function<void(int32_t, uint32_t)> walk = [&](int32_t item, uint32_t weight) {
-    if (item >= 0) {
-      fn(item, weight, path);
-      return;
-    }
-    const crush::Bucket* b = map.bucket(item);
-    if (!b) return;
-    path.push_back(item);
-    for (int32_t i = 0; i < b->size(); ++i) walk(b->items[i], b->item_weights[i]);
-    path.pop_back();
-  };
-  for (const crush::RuleStep& s : rule.steps) {
-    if (s.op == crush::RuleOp::kTake) walk(s.arg1, crush::kWeightOne);
-  }
-}
-
 }  // namespace
 
 CrushPool::CrushPool(const crush::CrushMap& map, const PoolSpec& spec, OsdStates osds)
@@ -76,7 +54,7 @@ CrushPool::CrushPool(const crush::CrushMap& map, const PoolSpec& spec, OsdStates
       domain_(std::max(osds_.max_osd, map.max_devices()), -1) {
   // Each device's failure domain: itself for device-level rules, else its nearest ancestor
   // of the rule's failure-domain type (first occurrence wins for devices listed twice).
-  for_each_rule_device(map, *map.rule(spec.crush_rule),
+  crush::for_each_rule_device(map, *map.rule(spec.crush_rule),
                        [&](int32_t osd, uint32_t, const std::vector<int32_t>& path) {
                          if (domain_[osd] != -1) return;
                          if (failure_domain_type_ == 0) {
@@ -170,7 +148,7 @@ void CrushPool::devices_of(uint32_t pg, std::vector<int32_t>& out) {
 std::vector<double> CrushPool::target_shares() const {
   std::vector<double> share(device_id_bound(), 0.0);
   double total = 0;
-  for_each_rule_device(*map_, *map_->rule(spec_.crush_rule),
+  crush::for_each_rule_device(*map_, *map_->rule(spec_.crush_rule),
                        [&](int32_t osd, uint32_t weight, const std::vector<int32_t>&) {
                          if (osd >= osds_.max_osd || !osds_.exists[osd] || !osds_.up[osd]) return;
                          const double w = static_cast<double>(weight) *
