@@ -15,7 +15,9 @@ struct ExitCode {
 
 // Prints "granary: <message>" on stderr and sets the exit code to 2.
 void fail_input(ExitCode& code, const std::string& message);
-inline void fail_input(ExitCode& code, const Status& s) { fail_input(code, s.message()); }
+inline void fail_input(ExitCode& code, const Status& s) {
+  fail_input(code, s.message());
+}
 
 void register_crush_commands(CLI::App& app, ExitCode& code);
 

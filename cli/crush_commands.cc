@@ -1,6 +1,6 @@
 // granary crush ...: placement commands (test, map-object, analyze, show).
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "engine/crush/edit.h"
 #include "engine/crush/tester.h"
 #include "engine/crush/text_format.h"
-#include "engine/crush/edit.h"
 #include "engine/placement/analysis.h"
 #include "engine/placement/crush_pool.h"
 #include "engine/placement/crush_to_ring.h"
@@ -48,7 +48,8 @@ void run_test(TestArgs& a, ExitCode& code) {
   if (a.x) o.min_x = o.max_x = *a.x;
   if (a.pool_id) {
     if (*a.pool_id < 0 || *a.pool_id > 0xffffffffll) {
-      return fail_input(code, "--pool-id: expected a pool id 0..4294967295, got " + std::to_string(*a.pool_id));
+      return fail_input(
+          code, "--pool-id: expected a pool id 0..4294967295, got " + std::to_string(*a.pool_id));
     }
     o.pool_id = static_cast<uint32_t>(*a.pool_id);
   }
@@ -62,7 +63,8 @@ void run_test(TestArgs& a, ExitCode& code) {
     const long osd = std::strtol(osd_text.c_str(), &end, 10);
     if (osd_text.empty() || *end || osd < 0 || osd >= map->max_devices()) {
       return fail_input(code, "--weight " + osd_text + " " + w_text + ": expected a device id 0.." +
-                                  std::to_string(map->max_devices() - 1) + ", found '" + osd_text + "'");
+                                  std::to_string(map->max_devices() - 1) + ", found '" + osd_text +
+                                  "'");
     }
     const float w = std::strtof(w_text.c_str(), &end);
     if (w_text.empty() || *end) {
@@ -130,7 +132,8 @@ void run_map_object(MapObjectArgs& a, ExitCode& code) {
   auto map = crush::load_text_map(a.map_path);
   if (!map.ok()) return fail_input(code, map.status());
   const int32_t max_osd = a.max_osd.value_or(map->max_devices());
-  if (max_osd < 0) return fail_input(code, "--max-osd must be >= 0, got " + std::to_string(max_osd));
+  if (max_osd < 0)
+    return fail_input(code, "--max-osd must be >= 0, got " + std::to_string(max_osd));
   placement::OsdStates osds = placement::OsdStates::all_up_in(max_osd);
   for (int32_t osd : a.out_osds) {
     if (osd < 0 || osd >= max_osd) {
@@ -182,20 +185,29 @@ void add_map_object_command(CLI::App& crush, ExitCode& code) {
   CLI::App* cmd = crush.add_subcommand(
       "map-object",
       "Map object names to placement groups and OSDs, as `osdmaptool --test-map-object` does");
-  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--pg-num", args->pg_num, "placement groups in the pool")->required()->check(CLI::Range(1u, 1u << 30));
+  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pg-num", args->pg_num, "placement groups in the pool")
+      ->required()
+      ->check(CLI::Range(1u, 1u << 30));
   cmd->add_option("--pgp-num", args->pgp_num, "placement groups for placement (default: pg_num)");
-  cmd->add_option("--size", args->size, "replicas (or k+m) per placement group (default 3)")->check(CLI::Range(1, 64));
+  cmd->add_option("--size", args->size, "replicas (or k+m) per placement group (default 3)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--rule", args->rule, "CRUSH rule of the pool (default 0)");
-  cmd->add_option("--max-osd", args->max_osd, "OSD ids 0..max-osd-1 exist (default: the map's devices)");
+  cmd->add_option("--max-osd", args->max_osd,
+                  "OSD ids 0..max-osd-1 exist (default: the map's devices)");
   cmd->add_option("--out", args->out_osds, "mark an OSD out (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--pool", args->pool, "pool id (default 1)")->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
+  cmd->add_option("--pool", args->pool, "pool id (default 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
   cmd->add_option("--namespace", args->nspace, "object namespace (default: none)");
-  cmd->add_flag("--erasure", args->erasure, "erasure-coded pool: keep positions, holes as 2147483647");
+  cmd->add_flag("--erasure", args->erasure,
+                "erasure-coded pool: keep positions, holes as 2147483647");
   cmd->add_flag("--no-hashpspool", args->no_hashpspool, "legacy pool without the hashpspool flag");
-  cmd->add_option("--objects", args->objects_path, "file with one object name per line")->check(CLI::ExistingFile);
+  cmd->add_option("--objects", args->objects_path, "file with one object name per line")
+      ->check(CLI::ExistingFile);
   cmd->add_option("names", args->names, "object names");
   cmd->callback([args, &code] { run_map_object(*args, code); });
 }
@@ -204,7 +216,9 @@ void add_print_command(CLI::App& crush, ExitCode& code) {
   auto path = std::make_shared<std::string>();
   CLI::App* cmd = crush.add_subcommand(
       "print", "Parse a text map and print it back as `crushtool -d` would (canonical form)");
-  cmd->add_option("--map", *path, "CRUSH map in Ceph's text format")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--map", *path, "CRUSH map in Ceph's text format")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->callback([path, &code] {
     auto map = crush::load_text_map(*path);
     if (!map.ok()) return fail_input(code, map.status());
@@ -283,16 +297,18 @@ void print_figures(std::ostream& o, const crush::CrushMap& map, const AnalyzeArg
   if (u.devices_with_target > 0) {
     o << "    standard deviation " << fixed(100.0 * u.deviation_stddev, 1) << "%\n";
     o << "    most loaded  " << osd_label(map, u.most_loaded) << " " << u.per_device[u.most_loaded]
-      << " shards, ideal " << fixed(u.expected[u.most_loaded], 1) << " (" << pct(u.deviation_max) << ")\n";
-    o << "    least loaded " << osd_label(map, u.least_loaded) << " " << u.per_device[u.least_loaded]
-      << " shards, ideal " << fixed(u.expected[u.least_loaded], 1) << " (" << pct(u.deviation_min) << ")\n";
+      << " shards, ideal " << fixed(u.expected[u.most_loaded], 1) << " (" << pct(u.deviation_max)
+      << ")\n";
+    o << "    least loaded " << osd_label(map, u.least_loaded) << " "
+      << u.per_device[u.least_loaded] << " shards, ideal " << fixed(u.expected[u.least_loaded], 1)
+      << " (" << pct(u.deviation_min) << ")\n";
   }
   o << "    PGs with fewer than " << a.size << " OSDs: " << u.short_groups << "\n";
   o << "    PGs with two shards in one failure domain: " << u.domain_violations << "\n";
   auto print_move = [&](const placement::MovementReport& m) {
     o << "    shards moved " << m.shards_moved << " of " << m.shards_before << " ("
-      << fixed(100.0 * m.shards_moved / std::max<uint64_t>(1, m.shards_before), 2) << "%), groups changed "
-      << m.groups_changed << "\n";
+      << fixed(100.0 * m.shards_moved / std::max<uint64_t>(1, m.shards_before), 2)
+      << "%), groups changed " << m.groups_changed << "\n";
     o << "    minimum possible " << fixed(m.minimum_moved, 1) << " shards; moved/minimum "
       << fixed(m.ratio(), 2) << "x\n";
   };
@@ -356,7 +372,9 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   auto map = crush::load_text_map(a.map_path);
   if (!map.ok()) return fail_input(code, map.status());
   const crush::Rule* rule = map->rule(a.rule);
-  if (!rule) return fail_input(code, "--rule " + std::to_string(a.rule) + ": " + a.map_path + " has no such rule");
+  if (!rule)
+    return fail_input(code,
+                      "--rule " + std::to_string(a.rule) + ": " + a.map_path + " has no such rule");
   placement::PoolSpec spec;
   spec.id = a.pool;
   spec.pg_num = a.pg_num;
@@ -366,7 +384,8 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   const int32_t max_osd = map->max_devices();
   for (int32_t osd : a.out_osds) {
     if (osd < 0 || osd >= max_osd) {
-      return fail_input(code, "--out-osd " + std::to_string(osd) + ": expected an OSD id 0.." + std::to_string(max_osd - 1));
+      return fail_input(code, "--out-osd " + std::to_string(osd) + ": expected an OSD id 0.." +
+                                  std::to_string(max_osd - 1));
     }
   }
   auto pool = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(max_osd));
@@ -386,16 +405,22 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   std::string added_desc;
   if (!a.add_like.empty()) {
     for (size_t i = 0; i < a.add_like.size(); ++i) {
-      const std::string name = "new-" + a.add_like[i] + (a.add_like.size() > 1 ? "-" + std::to_string(i) : "");
+      const std::string name =
+          "new-" + a.add_like[i] + (a.add_like.size() > 1 ? "-" + std::to_string(i) : "");
       auto id = crush::add_bucket_like(grown, a.add_like[i], name);
-      if (!id.ok()) return fail_input(code, "--add-host-like " + a.add_like[i] + ": " + id.status().message());
-      added_desc += (added_desc.empty() ? "" : ", ") + name + " (" + std::to_string(grown.bucket(*id)->size()) +
-                    " OSDs, weight " + crush::format_fixed_16_16(grown.bucket(*id)->weight) + ")";
+      if (!id.ok())
+        return fail_input(code, "--add-host-like " + a.add_like[i] + ": " + id.status().message());
+      added_desc += (added_desc.empty() ? "" : ", ") + name + " (" +
+                    std::to_string(grown.bucket(*id)->size()) + " OSDs, weight " +
+                    crush::format_fixed_16_16(grown.bucket(*id)->weight) + ")";
     }
     // Compare against the original map over the grown device id range so that shares line up.
-    auto before = placement::CrushPool::create(*map, spec, placement::OsdStates::all_up_in(grown.max_devices()));
-    auto after = placement::CrushPool::create(grown, spec, placement::OsdStates::all_up_in(grown.max_devices()));
-    if (!before.ok() || !after.ok()) return fail_input(code, before.ok() ? after.status() : before.status());
+    auto before = placement::CrushPool::create(
+        *map, spec, placement::OsdStates::all_up_in(grown.max_devices()));
+    auto after = placement::CrushPool::create(grown, spec,
+                                              placement::OsdStates::all_up_in(grown.max_devices()));
+    if (!before.ok() || !after.ok())
+      return fail_input(code, before.ok() ? after.status() : before.status());
     crush_fig.add_move = placement::compare_placements(*before, *after, mopt);
   }
   std::optional<PolicyFigures> ring_fig;
@@ -408,8 +433,8 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   if (a.json) {
     nlohmann::json j;
     j["map"] = a.map_path;
-    j["pool"] = {{"id", a.pool}, {"rule", a.rule}, {"rule_name", rule->name}, {"size", a.size},
-                 {"pg_num", a.pg_num}, {"erasure", spec.erasure}};
+    j["pool"] = {{"id", a.pool},   {"rule", a.rule},     {"rule_name", rule->name},
+                 {"size", a.size}, {"pg_num", a.pg_num}, {"erasure", spec.erasure}};
     j["what_if"] = {{"osds_out", a.out_osds}, {"hosts_added", added_desc}};
     j["crush"] = to_json(crush_fig);
     if (ring_fig) {
@@ -422,9 +447,11 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
   std::ostringstream o;
   o << "Placement quality of " << a.map_path << "\n";
   o << "  pool " << a.pool << ": rule " << a.rule << " (" << rule->name << ", "
-    << (spec.erasure ? "erasure" : "replicated") << "), size " << a.size << ", " << a.pg_num << " PGs\n";
-  o << "  OSDs the rule can use: " << crush_fig.utilization.devices_with_target << "; shards placed: "
-    << crush_fig.utilization.shards << " of " << uint64_t{a.pg_num} * a.size << "\n";
+    << (spec.erasure ? "erasure" : "replicated") << "), size " << a.size << ", " << a.pg_num
+    << " PGs\n";
+  o << "  OSDs the rule can use: " << crush_fig.utilization.devices_with_target
+    << "; shards placed: " << crush_fig.utilization.shards << " of " << uint64_t{a.pg_num} * a.size
+    << "\n";
   o << "\nCRUSH\n";
   print_figures(o, *map, a, crush_fig, added_desc);
   if (ring_fig) {
@@ -438,12 +465,18 @@ void run_analyze(AnalyzeArgs& a, ExitCode& code) {
 void add_analyze_command(CLI::App& crush, ExitCode& code) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = crush.add_subcommand(
-      "analyze", "Placement quality: utilisation spread, and data moved when OSDs go out or a host is added");
-  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format")->required()->check(CLI::ExistingFile);
+      "analyze",
+      "Placement quality: utilisation spread, and data moved when OSDs go out or a host is added");
+  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--rule", args->rule, "CRUSH rule of the pool (default 0)");
-  cmd->add_option("--pool-size", args->size, "replicas, or k+m for an erasure rule (default 3)")->check(CLI::Range(1, 64));
-  cmd->add_option("--pg-num", args->pg_num, "placement groups (default 4096)")->check(CLI::Range(1u, 1u << 22));
-  cmd->add_option("--pool-id", args->pool, "pool id (default 1)")->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
+  cmd->add_option("--pool-size", args->size, "replicas, or k+m for an erasure rule (default 3)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--pg-num", args->pg_num, "placement groups (default 4096)")
+      ->check(CLI::Range(1u, 1u << 22));
+  cmd->add_option("--pool-id", args->pool, "pool id (default 1)")
+      ->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
   cmd->add_option("--out-osd", args->out_osds, "what if this OSD is marked out (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

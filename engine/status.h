@@ -20,7 +20,9 @@ class Status {
   Status() = default;
 
   static Status ok_status() { return Status(); }
-  static Status invalid_argument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status invalid_argument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status not_found(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status io_error(std::string msg) { return {Code::kIOError, std::move(msg)}; }
@@ -42,8 +44,8 @@ class Status {
 
 // Checks an invariant in every build type (release included). A failure is a bug in Granary,
 // never a consequence of user input: user input gets a Status.
-#define GRANARY_CHECK(cond)                                                  \
-  do {                                                                       \
+#define GRANARY_CHECK(cond)                                                    \
+  do {                                                                         \
     if (!(cond)) ::granary::internal::check_failed(#cond, __FILE__, __LINE__); \
   } while (0)
 
@@ -55,7 +57,7 @@ namespace internal {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     GRANARY_CHECK(!std::get<Status>(v_).ok());
   }

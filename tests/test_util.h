@@ -1,17 +1,20 @@
 // Helpers shared by the test suites: reading files, running commands, locating test data.
 #pragma once
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace granary::testing {
 
-inline std::string testdata(const std::string& rel) { return std::string(GRANARY_TESTDATA_DIR) + "/" + rel; }
+inline std::string testdata(const std::string& rel) {
+  return std::string(GRANARY_TESTDATA_DIR) + "/" + rel;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

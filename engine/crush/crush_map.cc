@@ -58,7 +58,8 @@ std::optional<Tunables> Tunables::profile(std::string_view name, uint32_t straw_
   if (name == "firefly") return make_tunables(0, 0, 50, 1, 1, 0, kLegacyAlgs, s);
   if (name == "hammer") return make_tunables(0, 0, 50, 1, 1, 0, kHammerAlgs, s);
   if (name == "jewel") return make_tunables(0, 0, 50, 1, 1, 1, kHammerAlgs, s);
-  if (name == "optimal" || name == "default") return make_tunables(0, 0, 50, 1, 1, 1, kHammerAlgs, 1);
+  if (name == "optimal" || name == "default")
+    return make_tunables(0, 0, 50, 1, 1, 1, kHammerAlgs, 1);
   return std::nullopt;
 }
 
@@ -351,19 +352,23 @@ void CrushMap::store_bucket(Bucket bucket) {
 Status CrushMap::add_bucket(Bucket bucket, std::string name) {
   const std::string what = "bucket '" + name + "'";
   if (bucket.id >= 0) {
-    return Status::invalid_argument(what + ": id must be negative, got " + std::to_string(bucket.id));
+    return Status::invalid_argument(what + ": id must be negative, got " +
+                                    std::to_string(bucket.id));
   }
   if (bucket_exists(bucket.id)) {
     return Status::invalid_argument(what + ": id " + std::to_string(bucket.id) +
                                     " is already used by '" + *item_name(bucket.id) + "'");
   }
-  if (Status s = check_new_item_name(name); !s.ok()) return Status::invalid_argument(what + ": " + s.message());
+  if (Status s = check_new_item_name(name); !s.ok())
+    return Status::invalid_argument(what + ": " + s.message());
   if (!type_names_.count(bucket.type)) {
-    return Status::invalid_argument(what + ": type " + std::to_string(bucket.type) + " is not defined");
+    return Status::invalid_argument(what + ": type " + std::to_string(bucket.type) +
+                                    " is not defined");
   }
   if (bucket.item_weights.size() != bucket.items.size()) {
-    return Status::invalid_argument(what + ": " + std::to_string(bucket.items.size()) + " items but " +
-                                    std::to_string(bucket.item_weights.size()) + " weights");
+    return Status::invalid_argument(what + ": " + std::to_string(bucket.items.size()) +
+                                    " items but " + std::to_string(bucket.item_weights.size()) +
+                                    " weights");
   }
   uint64_t total = 0;
   for (size_t i = 0; i < bucket.items.size(); ++i) {
@@ -380,7 +385,8 @@ Status CrushMap::add_bucket(Bucket bucket, std::string name) {
   if (bucket.alg == BucketAlg::kUniform) {
     for (uint32_t w : bucket.item_weights) {
       if (w != bucket.item_weights.front()) {
-        return Status::invalid_argument(what + ": uniform bucket items must all have the same weight");
+        return Status::invalid_argument(what +
+                                        ": uniform bucket items must all have the same weight");
       }
     }
   }
@@ -393,7 +399,8 @@ Status CrushMap::add_bucket(Bucket bucket, std::string name) {
 
 Status CrushMap::reserve_class_bucket_id(int32_t bucket_id, int32_t cls, int32_t shadow_id) {
   if (shadow_id >= 0) {
-    return Status::invalid_argument("shadow bucket id must be negative, got " + std::to_string(shadow_id));
+    return Status::invalid_argument("shadow bucket id must be negative, got " +
+                                    std::to_string(shadow_id));
   }
   auto& per_class = class_bucket_[bucket_id];
   if (per_class.count(cls)) {
@@ -443,9 +450,9 @@ Result<int32_t> CrushMap::clone_for_class(
   if (copy.alg == BucketAlg::kUniform) {
     for (uint32_t w : copy.item_weights) {
       if (w != 0) {
-        return Status::invalid_argument("bucket '" + *item_name(original) +
-                                        "' uses alg uniform, which device class '" +
-                                        class_names_[cls] + "' cannot shadow (Ceph refuses it too)");
+        return Status::invalid_argument(
+            "bucket '" + *item_name(original) + "' uses alg uniform, which device class '" +
+            class_names_[cls] + "' cannot shadow (Ceph refuses it too)");
       }
     }
   }
@@ -458,7 +465,9 @@ Result<int32_t> CrushMap::clone_for_class(
     }
   } else {
     id = -1;
-    while (bucket_exists(id) || (-1 - id < static_cast<int32_t>(reserved.size()) && reserved[-1 - id])) --id;
+    while (bucket_exists(id) ||
+           (-1 - id < static_cast<int32_t>(reserved.size()) && reserved[-1 - id]))
+      --id;
   }
   copy.id = id;
   compute_bucket_derived(copy, tunables_.straw_calc_version);
@@ -500,7 +509,8 @@ Status CrushMap::populate_classes() {
 }
 
 Status CrushMap::add_rule(Rule rule) {
-  if (rule.id < 0) return Status::invalid_argument("rule id must be >= 0, got " + std::to_string(rule.id));
+  if (rule.id < 0)
+    return Status::invalid_argument("rule id must be >= 0, got " + std::to_string(rule.id));
   if (this->rule(rule.id)) {
     return Status::invalid_argument("rule id " + std::to_string(rule.id) + " is already used by '" +
                                     rules_[rule.id]->name + "'");
@@ -524,7 +534,8 @@ Status CrushMap::set_choose_args(int64_t index, ChooseArgs args) {
     const ChooseArg& a = args[idx];
     if (a.weight_set.empty() && a.ids.empty()) continue;
     const Bucket* b = buckets_[idx] ? &*buckets_[idx] : nullptr;
-    const std::string where = "choose_args " + std::to_string(index) + " bucket_id " + std::to_string(-1 - idx);
+    const std::string where =
+        "choose_args " + std::to_string(index) + " bucket_id " + std::to_string(-1 - idx);
     if (!b) return Status::invalid_argument(where + ": no such bucket");
     for (const auto& ws : a.weight_set) {
       if (static_cast<int32_t>(ws.size()) != b->size()) {
@@ -557,7 +568,8 @@ Status CrushMap::set_item_weight(int32_t bucket_id, int32_t item, uint32_t weigh
 }
 
 Status CrushMap::add_bucket_item(int32_t bucket_id, int32_t item, uint32_t weight) {
-  if (!bucket_exists(bucket_id)) return Status::invalid_argument("no bucket with id " + std::to_string(bucket_id));
+  if (!bucket_exists(bucket_id))
+    return Status::invalid_argument("no bucket with id " + std::to_string(bucket_id));
   if (item >= 0 ? !item_names_.count(item) : !bucket_exists(item)) {
     return Status::invalid_argument("item " + std::to_string(item) + " is not defined");
   }
@@ -571,7 +583,8 @@ Status CrushMap::add_bucket_item(int32_t bucket_id, int32_t item, uint32_t weigh
                                     " items must all have the same weight");
   }
   if (uint64_t{b.weight} + weight > 0xffffffffull) {
-    return Status::invalid_argument("bucket " + std::to_string(bucket_id) + " would weigh more than 65535");
+    return Status::invalid_argument("bucket " + std::to_string(bucket_id) +
+                                    " would weigh more than 65535");
   }
   b.items.push_back(item);
   b.item_weights.push_back(weight);

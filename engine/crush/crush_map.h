@@ -22,9 +22,9 @@
 
 namespace granary::crush {
 
-constexpr uint32_t kWeightOne = 0x10000;      // 1.0 in 16.16
-constexpr int32_t kItemNone = 0x7fffffff;     // an indep position that could not be filled
-constexpr int32_t kItemUndef = 0x7ffffffe;    // internal: a position not chosen yet
+constexpr uint32_t kWeightOne = 0x10000;    // 1.0 in 16.16
+constexpr int32_t kItemNone = 0x7fffffff;   // an indep position that could not be filled
+constexpr int32_t kItemUndef = 0x7ffffffe;  // internal: a position not chosen yet
 constexpr uint32_t kMaxDeviceWeight = 100u * kWeightOne;
 constexpr uint32_t kMaxBucketWeight = 65535u * kWeightOne;
 
@@ -61,7 +61,7 @@ struct Bucket {
   int32_t id = 0;    // <= -1
   int32_t type = 0;  // a type id from the map's types (> 0 for buckets)
   BucketAlg alg = BucketAlg::kStraw2;
-  uint8_t hash = 0;  // 0 = rjenkins1
+  uint8_t hash = 0;     // 0 = rjenkins1
   uint32_t weight = 0;  // sum of item weights (what a parent sees unless told otherwise)
   std::vector<int32_t> items;
   std::vector<uint32_t> item_weights;
@@ -212,8 +212,8 @@ class CrushMap {
   std::map<std::string, int32_t, std::less<>> item_ids_;
   std::map<int32_t, std::string> type_names_;
   std::map<int32_t, std::string> class_names_;
-  std::map<int32_t, int32_t> device_classes_;                 // device -> class
-  std::map<int32_t, std::map<int32_t, int32_t>> class_bucket_;  // bucket -> class -> shadow
+  std::map<int32_t, int32_t> device_classes_;                     // device -> class
+  std::map<int32_t, std::map<int32_t, int32_t>> class_bucket_;    // bucket -> class -> shadow
   std::map<int32_t, std::pair<int32_t, int32_t>> shadow_origin_;  // shadow -> (bucket, class)
   std::map<int64_t, ChooseArgs> choose_args_;
 };

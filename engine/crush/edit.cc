@@ -12,8 +12,9 @@ Result<int32_t> add_bucket_like(CrushMap& map, std::string_view like, const std:
   const Bucket model = *map.bucket(*like_id);
   for (int32_t item : model.items) {
     if (item < 0) {
-      return Status::invalid_argument("bucket '" + std::string(like) +
-                                      "' holds buckets; only a bucket of devices (a host) can be copied");
+      return Status::invalid_argument(
+          "bucket '" + std::string(like) +
+          "' holds buckets; only a bucket of devices (a host) can be copied");
     }
   }
   const auto parent = map.parent_of(*like_id);

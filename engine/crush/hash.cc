@@ -9,6 +9,7 @@ namespace {
 // xor-shift on each of the three words. T is uint32_t or a GCC vector of them.
 template <typename T>
 inline void jenkins_mix(T& a, T& b, T& c) {
+  // clang-format off
   a -= b; a -= c; a ^= c >> 13;
   b -= c; b -= a; b ^= a << 8;
   c -= a; c -= b; c ^= b >> 13;
@@ -18,6 +19,7 @@ inline void jenkins_mix(T& a, T& b, T& c) {
   a -= b; a -= c; a ^= c >> 3;
   b -= c; b -= a; b ^= a << 10;
   c -= a; c -= b; c ^= b >> 15;
+  // clang-format on
 }
 
 // Seed and filler words of the rjenkins1 CRUSH hash family.
@@ -85,8 +87,10 @@ uint32_t crush_hash32_5(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t
 // it and as pairs of SSE2 operations otherwise. Bit-identical to the scalar function.
 typedef uint32_t V8 __attribute__((vector_size(32)));
 
-__attribute__((target_clones("avx2", "default"))) void crush_hash32_3_x8(uint32_t a, const int32_t* b,
-                                                                        uint32_t c, uint32_t* out) {
+__attribute__((target_clones("avx2", "default"))) void crush_hash32_3_x8(uint32_t a,
+                                                                         const int32_t* b,
+                                                                         uint32_t c,
+                                                                         uint32_t* out) {
   V8 va = {a, a, a, a, a, a, a, a};
   V8 vb;
   std::memcpy(&vb, b, sizeof vb);

@@ -25,7 +25,7 @@ uint64_t crush_ln(uint32_t u) {
   const int64_t log_hi = kRhLh[hi + 1];               // ~ 2^48 * log2((x >> 8) / 128)
   // Unsigned product: for x = 2^16 it is 2^63, one past the signed range.
   const uint64_t scaled = (uint64_t{x} * static_cast<uint64_t>(reciprocal)) >> 48;
-  const int64_t log_lo = kLl[scaled & 0xff];          // ~ 2^48 * log2(1 + f)
+  const int64_t log_lo = kLl[scaled & 0xff];  // ~ 2^48 * log2(1 + f)
   return (static_cast<uint64_t>(exponent) << 44) + (static_cast<uint64_t>(log_hi + log_lo) >> 4);
 }
 

@@ -442,10 +442,10 @@ int Mapper::do_rule(int32_t rule_id, int32_t x, std::span<int32_t> result,
             } else {
               recurse_tries = choose_tries;
             }
-            osize += choose_firstn(call, *in, x, numrep, step.arg2, o + osize, 0,
-                                   result_max - osize, choose_tries, recurse_tries, local_retries,
-                                   local_fallback_retries, recurse_to_leaf, vary_r, stable,
-                                   c + osize, 0);
+            osize +=
+                choose_firstn(call, *in, x, numrep, step.arg2, o + osize, 0, result_max - osize,
+                              choose_tries, recurse_tries, local_retries, local_fallback_retries,
+                              recurse_to_leaf, vary_r, stable, c + osize, 0);
           } else {
             const int out_size = std::min(numrep, result_max - osize);
             choose_indep(call, *in, x, out_size, numrep, step.arg2, o + osize, 0, choose_tries,

@@ -58,7 +58,8 @@ void print_vector(std::ostream& out, const std::vector<int32_t>& v) {
 
 Status run_crush_test(const CrushMap& map, const TestOptions& o, std::ostream& out) {
   if (o.rule && !map.rule(*o.rule)) {
-    return Status::invalid_argument("--rule " + std::to_string(*o.rule) + ": the map has no such rule");
+    return Status::invalid_argument("--rule " + std::to_string(*o.rule) +
+                                    ": the map has no such rule");
   }
   if (o.min_x > o.max_x) {
     return Status::invalid_argument("--min-x " + std::to_string(o.min_x) + " is above --max-x " +
@@ -131,18 +132,21 @@ Status run_crush_test(const CrushMap& map, const TestOptions& o, std::ostream& o
       }
       if (o.show_statistics) {
         for (const auto& [size, count] : sizes) {
-          out << "rule " << r << " (" << rule->name << ") num_rep " << nr << " result size == " << size
-              << ":\t" << count << "/" << num_objects << "\n";
+          out << "rule " << r << " (" << rule->name << ") num_rep " << nr
+              << " result size == " << size << ":\t" << count << "/" << num_objects << "\n";
         }
         for (size_t i = 0; i < per.size(); ++i) {
-          const float proportional = static_cast<float>(weight[i]) / static_cast<float>(total_weight);
+          const float proportional =
+              static_cast<float>(weight[i]) / static_cast<float>(total_weight);
           const float expected = proportional * expected_objects;
           if (o.show_utilization) {
             if (expected > 0 && per[i] > 0) {
-              out << "  device " << i << ":\t\t stored : " << per[i] << "\t expected : " << expected << "\n";
+              out << "  device " << i << ":\t\t stored : " << per[i] << "\t expected : " << expected
+                  << "\n";
             }
           } else if (o.show_utilization_all) {
-            out << "  device " << i << ":\t\t stored : " << per[i] << "\t expected : " << expected << "\n";
+            out << "  device " << i << ":\t\t stored : " << per[i] << "\t expected : " << expected
+                << "\n";
           }
         }
       }

@@ -18,9 +18,9 @@ struct TestOptions {
   std::optional<int32_t> num_rep;  // default: each rule's min_size..max_size
   int32_t min_x = 0;
   int32_t max_x = 1023;
-  std::optional<uint32_t> pool_id;  // mixes x with the pool id, as pools with hashpspool do
+  std::optional<uint32_t> pool_id;   // mixes x with the pool id, as pools with hashpspool do
   std::map<int32_t, float> weights;  // per-device reweight overrides in [0, 1]
-  int64_t choose_args_index = 0;    // crushtool uses set 0, else the -1 (compat) set
+  int64_t choose_args_index = 0;     // crushtool uses set 0, else the -1 (compat) set
   bool show_mappings = false;
   bool show_statistics = false;
   bool show_utilization = false;

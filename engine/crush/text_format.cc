@@ -141,7 +141,9 @@ class Parser {
   Result<CrushMap> parse();
 
  private:
-  const Token& peek(size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
+  const Token& peek(size_t ahead = 0) const {
+    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
+  }
   const Token& next() {
     const Token& t = tokens_[pos_];
     if (pos_ + 1 < tokens_.size()) ++pos_;
@@ -189,8 +191,8 @@ class Parser {
   CrushMap map_;
   std::map<std::string, size_t> bucket_index_;  // name -> index in buckets_
   std::vector<BucketDecl> buckets_;
-  std::vector<int> bucket_state_;  // 0 not built, 1 building, 2 built
-  std::set<int32_t> used_ids_;     // explicit bucket ids, and ids assigned so far
+  std::vector<int> bucket_state_;            // 0 not built, 1 building, 2 built
+  std::set<int32_t> used_ids_;               // explicit bucket ids, and ids assigned so far
   std::map<int32_t, uint32_t> item_weight_;  // bucket id -> weight as parsed (parent default)
   bool classes_populated_ = false;
   Status populate_status_;
@@ -205,14 +207,22 @@ Status Parser::parse_tunable() {
   if (!value.ok()) return value.status();
   Tunables t = map_.tunables();
   const uint32_t v = static_cast<uint32_t>(*value);
-  if (*name == "choose_local_tries") t.choose_local_tries = v;
-  else if (*name == "choose_local_fallback_tries") t.choose_local_fallback_tries = v;
-  else if (*name == "choose_total_tries") t.choose_total_tries = v;
-  else if (*name == "chooseleaf_descend_once") t.chooseleaf_descend_once = v;
-  else if (*name == "chooseleaf_vary_r") t.chooseleaf_vary_r = v;
-  else if (*name == "chooseleaf_stable") t.chooseleaf_stable = v;
-  else if (*name == "straw_calc_version") t.straw_calc_version = v;
-  else if (*name == "allowed_bucket_algs") t.allowed_bucket_algs = v;
+  if (*name == "choose_local_tries")
+    t.choose_local_tries = v;
+  else if (*name == "choose_local_fallback_tries")
+    t.choose_local_fallback_tries = v;
+  else if (*name == "choose_total_tries")
+    t.choose_total_tries = v;
+  else if (*name == "chooseleaf_descend_once")
+    t.chooseleaf_descend_once = v;
+  else if (*name == "chooseleaf_vary_r")
+    t.chooseleaf_vary_r = v;
+  else if (*name == "chooseleaf_stable")
+    t.chooseleaf_stable = v;
+  else if (*name == "straw_calc_version")
+    t.straw_calc_version = v;
+  else if (*name == "allowed_bucket_algs")
+    t.allowed_bucket_algs = v;
   else {
     return error_at(loc_of(name_tok),
                     "unknown tunable '" + *name +
@@ -338,7 +348,8 @@ Status Parser::build_bucket(const BucketDecl& d) {
   int32_t next_pos = 0;
   std::set<int32_t> seen;
   for (const ItemDecl& it : d.items) {
-    if (auto bi = bucket_index_.find(it.name); bi != bucket_index_.end() && !map_.item_id(it.name)) {
+    if (auto bi = bucket_index_.find(it.name);
+        bi != bucket_index_.end() && !map_.item_id(it.name)) {
       if (Status s = build_bucket(buckets_[bi->second]); !s.ok()) return s;
     }
     auto item_id = map_.item_id(it.name);
@@ -357,7 +368,8 @@ Status Parser::build_bucket(const BucketDecl& d) {
                                            "', found '" + *it.weight + "'");
       }
       if (*item_id >= 0 && *w > kMaxDeviceWeight) {
-        return error_at(it.weight_loc, "device weight " + *it.weight + " is above the limit of 100");
+        return error_at(it.weight_loc,
+                        "device weight " + *it.weight + " is above the limit of 100");
       }
       weight = *w;
     }
@@ -376,7 +388,8 @@ Status Parser::build_bucket(const BucketDecl& d) {
       while (next_pos < n && filled[next_pos]) ++next_pos;
       pos = next_pos++;
       // An explicit pos later in the list may claim a slot we skipped into: check then.
-      if (pos >= n || filled[pos]) return error_at(it.loc, "item positions of bucket '" + d.name + "' overlap");
+      if (pos >= n || filled[pos])
+        return error_at(it.loc, "item positions of bucket '" + d.name + "' overlap");
     }
     filled[pos] = true;
     items[pos] = *item_id;
@@ -446,7 +459,8 @@ Status Parser::parse_rule() {
       next();
       auto id = expect_int<int32_t>("a rule id (integer >= 0)");
       if (!id.ok()) return id.status();
-      if (*id < 0 || *id > 255) return error_at(loc, "rule id must be 0..255, got " + std::to_string(*id));
+      if (*id < 0 || *id > 255)
+        return error_at(loc, "rule id must be 0..255, got " + std::to_string(*id));
       r.rule.id = *id;
       have_id = true;
     } else if (tag.text == "type") {
@@ -523,9 +537,10 @@ Status Parser::parse_rule() {
         if (!v.ok()) return v.status();
         st.step.arg1 = *v;
       } else {
-        return error_at(loc_of(op), "expected a rule step (take, choose, chooseleaf, emit, "
-                                    "set_choose_tries, set_chooseleaf_tries, ...), found " +
-                                        found(op));
+        return error_at(loc_of(op),
+                        "expected a rule step (take, choose, chooseleaf, emit, "
+                        "set_choose_tries, set_chooseleaf_tries, ...), found " +
+                            found(op));
       }
       steps.push_back(std::move(st));
     } else {
@@ -544,8 +559,8 @@ Status Parser::parse_rule() {
     if (st.step.op == RuleOp::kTake) {
       auto id = map_.item_id(st.take_item);
       if (!id || map_.is_shadow(*id)) {
-        return error_at(st.item_loc, "in rule '" + r.rule.name + "' item '" + st.take_item +
-                                         "' is not defined");
+        return error_at(st.item_loc,
+                        "in rule '" + r.rule.name + "' item '" + st.take_item + "' is not defined");
       }
       if (!st.take_class.empty()) {
         auto c = map_.class_id(st.take_class);
@@ -569,8 +584,8 @@ Status Parser::parse_rule() {
     } else if (!st.type_name.empty()) {
       auto t = map_.type_id(st.type_name);
       if (!t) {
-        return error_at(st.type_loc, "in rule '" + r.rule.name + "' type '" + st.type_name +
-                                         "' is not defined");
+        return error_at(st.type_loc,
+                        "in rule '" + r.rule.name + "' type '" + st.type_name + "' is not defined");
       }
       st.step.arg2 = *t;
     }
@@ -604,7 +619,9 @@ Status Parser::parse_choose_args() {
     auto bid = expect_int<int32_t>("a bucket id");
     if (!bid.ok()) return bid.status();
     const Bucket* b = map_.bucket(*bid);
-    if (!b) return error_at(bloc, "choose_args " + index_tok.text + ": bucket " + std::to_string(*bid) + " does not exist");
+    if (!b)
+      return error_at(bloc, "choose_args " + index_tok.text + ": bucket " + std::to_string(*bid) +
+                                " does not exist");
     ChooseArg& arg = args[-1 - *bid];
     while (peek().text == "weight_set" || peek().text == "ids") {
       const std::string what = next().text;
@@ -645,7 +662,8 @@ Status Parser::parse_choose_args() {
     if (Status s = expect("}"); !s.ok()) return s;
   }
   if (Status s = expect("}"); !s.ok()) return s;
-  if (Status s = map_.set_choose_args(index, std::move(args)); !s.ok()) return error_at(loc, s.message());
+  if (Status s = map_.set_choose_args(index, std::move(args)); !s.ok())
+    return error_at(loc, s.message());
   return Status();
 }
 
@@ -746,7 +764,8 @@ void write_bucket(const CrushMap& m, const Bucket& b, std::ostringstream& out) {
   }
   out << "\n\thash " << int{b.hash} << "\t# " << (b.hash == 0 ? "rjenkins1" : "unknown") << "\n";
   for (int32_t j = 0; j < b.size(); ++j) {
-    out << "\titem " << item_label(m, b.items[j]) << " weight " << format_fixed_16_16(b.item_weights[j]);
+    out << "\titem " << item_label(m, b.items[j]) << " weight "
+        << format_fixed_16_16(b.item_weights[j]);
     if (with_pos) out << " pos " << j;
     out << "\n";
   }

@@ -18,10 +18,10 @@ namespace granary::placement {
 struct UtilizationReport {
   uint32_t groups = 0;
   int replicas = 0;
-  uint64_t shards = 0;             // placed shards (holes excluded)
-  uint64_t short_groups = 0;       // groups that got fewer devices than replicas
-  uint64_t domain_violations = 0;  // groups with two shards in one failure domain
-  int32_t devices_with_target = 0; // devices whose ideal share is > 0
+  uint64_t shards = 0;               // placed shards (holes excluded)
+  uint64_t short_groups = 0;         // groups that got fewer devices than replicas
+  uint64_t domain_violations = 0;    // groups with two shards in one failure domain
+  int32_t devices_with_target = 0;   // devices whose ideal share is > 0
   std::vector<uint64_t> per_device;  // shards on each device
   std::vector<double> expected;      // ideal shards on each device (share * shards)
   // Over devices with an ideal share: deviation (actual / ideal - 1).
@@ -56,6 +56,7 @@ struct MovementOptions {
 };
 
 // Compares two placements of the same groups (same num_groups()).
-MovementReport compare_placements(Placement& before, Placement& after, const MovementOptions& options);
+MovementReport compare_placements(Placement& before, Placement& after,
+                                  const MovementOptions& options);
 
 }  // namespace granary::placement

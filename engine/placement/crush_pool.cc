@@ -55,22 +55,23 @@ CrushPool::CrushPool(const crush::CrushMap& map, const PoolSpec& spec, OsdStates
   // Each device's failure domain: itself for device-level rules, else its nearest ancestor
   // of the rule's failure-domain type (first occurrence wins for devices listed twice).
   crush::for_each_rule_device(map, *map.rule(spec.crush_rule),
-                       [&](int32_t osd, uint32_t, const std::vector<int32_t>& path) {
-                         if (domain_[osd] != -1) return;
-                         if (failure_domain_type_ == 0) {
-                           domain_[osd] = osd;
-                           return;
-                         }
-                         for (auto it = path.rbegin(); it != path.rend(); ++it) {
-                           if (map.bucket(*it)->type == failure_domain_type_) {
-                             domain_[osd] = *it;
-                             return;
-                           }
-                         }
-                       });
+                              [&](int32_t osd, uint32_t, const std::vector<int32_t>& path) {
+                                if (domain_[osd] != -1) return;
+                                if (failure_domain_type_ == 0) {
+                                  domain_[osd] = osd;
+                                  return;
+                                }
+                                for (auto it = path.rbegin(); it != path.rend(); ++it) {
+                                  if (map.bucket(*it)->type == failure_domain_type_) {
+                                    domain_[osd] = *it;
+                                    return;
+                                  }
+                                }
+                              });
 }
 
-Result<CrushPool> CrushPool::create(const crush::CrushMap& map, const PoolSpec& in, OsdStates osds) {
+Result<CrushPool> CrushPool::create(const crush::CrushMap& map, const PoolSpec& in,
+                                    OsdStates osds) {
   PoolSpec spec = in;
   if (spec.pgp_num == 0) spec.pgp_num = spec.pg_num;
   if (spec.pg_num == 0 || spec.pg_num > (1u << 30)) {
@@ -84,7 +85,8 @@ Result<CrushPool> CrushPool::create(const crush::CrushMap& map, const PoolSpec& 
     return Status::invalid_argument("pool size must be 1..64, got " + std::to_string(spec.size));
   }
   if (spec.id < 0 || spec.id > 0xffffffffll) {
-    return Status::invalid_argument("pool id must be 0..4294967295, got " + std::to_string(spec.id));
+    return Status::invalid_argument("pool id must be 0..4294967295, got " +
+                                    std::to_string(spec.id));
   }
   if (!map.rule(spec.crush_rule)) {
     return Status::invalid_argument("the CRUSH map has no rule " + std::to_string(spec.crush_rule));
@@ -102,7 +104,9 @@ std::string CrushPool::describe() const {
          (spec_.erasure ? " (erasure)" : " (replicated)");
 }
 
-uint32_t CrushPool::group_of(std::string_view name) const { return group_of(name, {}); }
+uint32_t CrushPool::group_of(std::string_view name) const {
+  return group_of(name, {});
+}
 
 uint32_t CrushPool::group_of(std::string_view name, std::string_view nspace) const {
   uint32_t hash;
@@ -149,14 +153,15 @@ std::vector<double> CrushPool::target_shares() const {
   std::vector<double> share(device_id_bound(), 0.0);
   double total = 0;
   crush::for_each_rule_device(*map_, *map_->rule(spec_.crush_rule),
-                       [&](int32_t osd, uint32_t weight, const std::vector<int32_t>&) {
-                         if (osd >= osds_.max_osd || !osds_.exists[osd] || !osds_.up[osd]) return;
-                         const double w = static_cast<double>(weight) *
-                                          std::min(osds_.reweight[osd], crush::kWeightOne) /
-                                          crush::kWeightOne;
-                         share[osd] += w;
-                         total += w;
-                       });
+                              [&](int32_t osd, uint32_t weight, const std::vector<int32_t>&) {
+                                if (osd >= osds_.max_osd || !osds_.exists[osd] || !osds_.up[osd])
+                                  return;
+                                const double w = static_cast<double>(weight) *
+                                                 std::min(osds_.reweight[osd], crush::kWeightOne) /
+                                                 crush::kWeightOne;
+                                share[osd] += w;
+                                total += w;
+                              });
   if (total > 0) {
     for (double& s : share) s /= total;
   }

@@ -24,21 +24,33 @@ TestOptions parse_crushtool_args(const std::string& line) {
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string& f = a[i];
     auto next = [&] { return a.at(++i); };
-    if (f == "--rule") o.rule = std::stoi(next());
-    else if (f == "--num-rep") o.num_rep = std::stoi(next());
-    else if (f == "--min-x") o.min_x = std::stoi(next());
-    else if (f == "--max-x") o.max_x = std::stoi(next());
-    else if (f == "--x") o.min_x = o.max_x = std::stoi(next());
-    else if (f == "--pool-id") o.pool_id = static_cast<uint32_t>(std::stoul(next()));
+    if (f == "--rule")
+      o.rule = std::stoi(next());
+    else if (f == "--num-rep")
+      o.num_rep = std::stoi(next());
+    else if (f == "--min-x")
+      o.min_x = std::stoi(next());
+    else if (f == "--max-x")
+      o.max_x = std::stoi(next());
+    else if (f == "--x")
+      o.min_x = o.max_x = std::stoi(next());
+    else if (f == "--pool-id")
+      o.pool_id = static_cast<uint32_t>(std::stoul(next()));
     else if (f == "--weight") {
       const int osd = std::stoi(next());
       o.weights[osd] = std::stof(next());
-    } else if (f == "--show-mappings") o.show_mappings = true;
-    else if (f == "--show-statistics") o.show_statistics = true;
-    else if (f == "--show-bad-mappings") o.show_bad_mappings = true;
-    else if (f == "--show-utilization") o.show_utilization = o.show_statistics = true;
-    else if (f == "--show-utilization-all") o.show_utilization_all = o.show_statistics = true;
-    else ADD_FAILURE() << "unknown crushtool flag in corpus: " << f;
+    } else if (f == "--show-mappings")
+      o.show_mappings = true;
+    else if (f == "--show-statistics")
+      o.show_statistics = true;
+    else if (f == "--show-bad-mappings")
+      o.show_bad_mappings = true;
+    else if (f == "--show-utilization")
+      o.show_utilization = o.show_statistics = true;
+    else if (f == "--show-utilization-all")
+      o.show_utilization_all = o.show_statistics = true;
+    else
+      ADD_FAILURE() << "unknown crushtool flag in corpus: " << f;
   }
   return o;
 }
@@ -70,7 +82,8 @@ std::string map_all(const CrushMap& map, const std::vector<std::string>& arg_lin
 TEST(CrushtoolCompat, CephReferenceCasesAreBitIdentical) {
   const std::string root = testing::testdata("crush/ceph");
   int cases = 0;
-  for (const std::string c : {"rep3-host-uniform", "rep3-rack-mixed-weights", "ec42-indep-host-holes"}) {
+  for (const std::string c :
+       {"rep3-host-uniform", "rep3-rack-mixed-weights", "ec42-indep-host-holes"}) {
     const std::string dir = root + "/" + c;
     auto map = load_text_map(dir + "/map.txt");
     ASSERT_TRUE(map.ok()) << map.status().to_string();
@@ -163,7 +176,8 @@ std::string random_map_text(Random& rng) {
   t << "}\n";
   t << "rule a {\n\tid 0\n\ttype replicated\n\tmin_size 1\n\tmax_size 10\n\tstep take default\n"
        "\tstep chooseleaf firstn 0 type host\n\tstep emit\n}\n";
-  t << "rule b {\n\tid 1\n\ttype erasure\n\tmin_size 1\n\tmax_size 10\n\tstep set_chooseleaf_tries 5\n"
+  t << "rule b {\n\tid 1\n\ttype erasure\n\tmin_size 1\n\tmax_size 10\n\tstep set_chooseleaf_tries "
+       "5\n"
        "\tstep take default\n\tstep chooseleaf indep 0 type host\n\tstep emit\n}\n";
   t << "rule c {\n\tid 2\n\ttype replicated\n\tmin_size 1\n\tmax_size 10\n\tstep take default\n"
        "\tstep choose firstn 0 type rack\n\tstep choose firstn 1 type osd\n\tstep emit\n}\n";
@@ -171,7 +185,8 @@ std::string random_map_text(Random& rng) {
 }
 
 TEST(CrushtoolCompat, RandomMapsMatchLiveCrushtool) {
-  if (!testing::have_program("crushtool")) GTEST_SKIP() << "crushtool not installed (package ceph-base)";
+  if (!testing::have_program("crushtool"))
+    GTEST_SKIP() << "crushtool not installed (package ceph-base)";
   const std::string dir = testing::make_temp_dir();
   Random rng(20261202);
   int compared = 0;

@@ -14,7 +14,8 @@ namespace {
 // objects.tsv (Ceph 16.2.15 osdmaptool) gives the low 30 bits of Ceph's object-name hash for
 // 200 names, lengths 1..40 and beyond, odd bytes included.
 TEST(CrushHash, ObjectNameHashMatchesCeph) {
-  const auto lines = testing::read_lines(testing::testdata("crush/ceph/objects-public/objects.tsv"));
+  const auto lines =
+      testing::read_lines(testing::testdata("crush/ceph/objects-public/objects.tsv"));
   ASSERT_GT(lines.size(), 100u);
   int checked = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -61,7 +62,8 @@ TEST(CrushLn, TableMatchesInstalledCeph) {
   auto r = testing::run_command("python3 " + script);
   if (r.exit_code != 0) GTEST_SKIP() << "no libceph-common installed (package ceph-base)";
   std::string table = r.out;
-  std::string ours = testing::read_file(std::string(GRANARY_SOURCE_DIR) + "/engine/crush/ln_table.inc");
+  std::string ours =
+      testing::read_file(std::string(GRANARY_SOURCE_DIR) + "/engine/crush/ln_table.inc");
   // Skip the first comment line, which names the library file.
   table = table.substr(table.find('\n'));
   ours = ours.substr(ours.find('\n'));

@@ -15,19 +15,23 @@ namespace {
 // 0 = choose firstn 0 type osd, 1 = chooseleaf indep 0 type host.
 std::string flat_map(const std::vector<double>& weights, const std::string& alg = "straw2") {
   std::ostringstream t;
-  t << "tunable choose_local_tries 0\ntunable choose_local_fallback_tries 0\ntunable choose_total_tries 50\n"
-       "tunable chooseleaf_descend_once 1\ntunable chooseleaf_vary_r 1\ntunable chooseleaf_stable 1\n"
+  t << "tunable choose_local_tries 0\ntunable choose_local_fallback_tries 0\ntunable "
+       "choose_total_tries 50\n"
+       "tunable chooseleaf_descend_once 1\ntunable chooseleaf_vary_r 1\ntunable chooseleaf_stable "
+       "1\n"
        "tunable straw_calc_version 1\ntunable allowed_bucket_algs 54\n";
   for (size_t i = 0; i < weights.size(); ++i) t << "device " << i << " osd." << i << "\n";
   t << "type 0 osd\ntype 1 host\ntype 2 root\n";
   for (size_t i = 0; i < weights.size(); ++i) {
-    t << "host h" << i << " {\n\tid " << -2 - static_cast<int>(i) << "\n\talg straw2\n\thash 0\n\titem osd." << i
-      << " weight " << weights[i] << "\n}\n";
+    t << "host h" << i << " {\n\tid " << -2 - static_cast<int>(i)
+      << "\n\talg straw2\n\thash 0\n\titem osd." << i << " weight " << weights[i] << "\n}\n";
   }
   t << "root default {\n\tid -1\n\talg " << alg << "\n\thash 0\n";
   for (size_t i = 0; i < weights.size(); ++i) t << "\titem h" << i << "\n";
-  t << "}\nrule osds {\n\tid 0\n\ttype replicated\n\tstep take default\n\tstep choose firstn 0 type osd\n\tstep emit\n}\n";
-  t << "rule ec {\n\tid 1\n\ttype erasure\n\tstep set_chooseleaf_tries 5\n\tstep set_choose_tries 100\n"
+  t << "}\nrule osds {\n\tid 0\n\ttype replicated\n\tstep take default\n\tstep choose firstn 0 "
+       "type osd\n\tstep emit\n}\n";
+  t << "rule ec {\n\tid 1\n\ttype erasure\n\tstep set_chooseleaf_tries 5\n\tstep set_choose_tries "
+       "100\n"
        "\tstep take default\n\tstep chooseleaf indep 0 type host\n\tstep emit\n}\n";
   return t.str();
 }
@@ -134,7 +138,9 @@ TEST(Mapper, PartialReweightRejectsThatFractionOfInputs) {
 
 TEST(Mapper, WeightSetOverridesBucketWeights) {
   std::string text = flat_map(std::vector<double>(4, 1.0));
-  text += "choose_args 3 {\n  {\n    bucket_id -1\n    weight_set [\n      [ 1.0 0.0 1.0 1.0 ]\n    ]\n  }\n}\n";
+  text +=
+      "choose_args 3 {\n  {\n    bucket_id -1\n    weight_set [\n      [ 1.0 0.0 1.0 1.0 ]\n    "
+      "]\n  }\n}\n";
   const CrushMap map = must_parse(text);
   ASSERT_NE(map.choose_args_for(3), nullptr);
   Mapper mapper(map);

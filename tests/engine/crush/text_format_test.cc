@@ -1,6 +1,7 @@
 #include "engine/crush/text_format.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.h"
@@ -56,28 +57,38 @@ TEST(TextFormat, ErrorsNameLineColumnExpectedAndFound) {
   const BadMap cases[] = {
       {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw3\n}\n",
        "m.txt:6:6: expected a bucket alg (uniform, list, tree, straw or straw2), found 'straw3'"},
-      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.9\n}\n",
+      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem "
+       "osd.9\n}\n",
        "m.txt:7:2: item 'osd.9' in bucket 'h' is not defined"},
       {"tunable choose_total_trys 50\n", "m.txt:1:9: unknown tunable 'choose_total_trys'"},
       {"device x osd.0\n", "m.txt:1:8: expected a device id (integer >= 0), found 'x'"},
-      {"type 0 osd\nrack r {\n\tid -1\n\talg straw2\n}\n", "m.txt:2:1: bucket type 'rack' is not defined"},
-      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0 weight 1.5.2\n}\n",
+      {"type 0 osd\nrack r {\n\tid -1\n\talg straw2\n}\n",
+       "m.txt:2:1: bucket type 'rack' is not defined"},
+      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0 "
+       "weight 1.5.2\n}\n",
        "m.txt:7:20: expected a non-negative weight for item 'osd.0', found '1.5.2'"},
       {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n"
-       "rule r {\n\tid 0\n\ttype replicated\n\tstep take h\n\tstep chooseleaf firstn 0 type rack\n\tstep emit\n}\n",
+       "rule r {\n\tid 0\n\ttype replicated\n\tstep take h\n\tstep chooseleaf firstn 0 type "
+       "rack\n\tstep emit\n}\n",
        "m.txt:13:32: in rule 'r' type 'rack' is not defined"},
       {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n"
        "rule r {\n\tid 0\n\ttype replicated\n\tstep take nowhere\n\tstep emit\n}\n",
        "m.txt:12:12: in rule 'r' item 'nowhere' is not defined"},
-      {"device 0 osd.0 class hdd\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n"
+      {"device 0 osd.0 class hdd\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem "
+       "osd.0\n}\n"
        "rule r {\n\tid 0\n\ttype replicated\n\tstep take h class ssd\n\tstep emit\n}\n",
        "m.txt:12:20: in rule 'r' device class 'ssd' is not defined"},
-      {"host h {\n", "m.txt:2:1: expected 'id', 'alg', 'hash', 'item' or '}' in bucket 'h', found end of input"},
-      {"type 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n", "m.txt:6:1: expected 'id', 'alg', 'hash', 'item' or '}' in bucket 'h', found end of input"},
+      {"host h {\n",
+       "m.txt:2:1: expected 'id', 'alg', 'hash', 'item' or '}' in bucket 'h', found end of input"},
+      {"type 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n",
+       "m.txt:6:1: expected 'id', 'alg', 'hash', 'item' or '}' in bucket 'h', found end of input"},
       {"device 0 osd.0\ndevice 0 osd.1\n", "m.txt:2:1: device id 0 is already defined as 'osd.0'"},
-      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg uniform\n\titem osd.0 weight 1\n\titem osd.1 weight 2\n}\n",
+      {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg uniform\n\titem osd.0 "
+       "weight 1\n\titem osd.1 weight 2\n}\n",
        "m.txt:8:2: item 'osd.1' in bucket 'h' is not defined"},
-      {"bogus\n", "m.txt:1:1: expected 'tunable', 'device', 'type', a bucket, 'rule' or 'choose_args', found 'bogus'"},
+      {"bogus\n",
+       "m.txt:1:1: expected 'tunable', 'device', 'type', a bucket, 'rule' or 'choose_args', found "
+       "'bogus'"},
   };
   for (const BadMap& c : cases) {
     auto r = parse_text_map(c.text, "m.txt");
@@ -116,7 +127,8 @@ TEST(TextFormat, DeviceClassesBuildShadowTrees) {
       "type 0 osd\ntype 1 host\ntype 2 root\n"
       "host h1 {\n\tid -2\n\talg straw2\n\thash 0\n\titem osd.0\n\titem osd.1\n}\n"
       "host h2 {\n\tid -3\n\talg straw2\n\thash 0\n\titem osd.2 weight 2.0\n}\n"
-      "root default {\n\tid -1\n\tid -10 class hdd\n\talg straw2\n\thash 0\n\titem h1\n\titem h2\n}\n"
+      "root default {\n\tid -1\n\tid -10 class hdd\n\talg straw2\n\thash 0\n\titem h1\n\titem "
+      "h2\n}\n"
       "rule r {\n\tid 0\n\ttype replicated\n\tstep take default class hdd\n\tstep emit\n}\n";
   auto m = parse_text_map(text, "classes.txt");
   ASSERT_TRUE(m.ok()) << m.status().to_string();

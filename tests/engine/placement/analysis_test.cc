@@ -43,7 +43,8 @@ TEST(Utilization, CountsEveryShardAndFindsExtremes) {
   EXPECT_LT(u.deviation_stddev, 0.08);
   EXPECT_GT(u.deviation_max, 0.0);
   EXPECT_LT(u.deviation_min, 0.0);
-  EXPECT_EQ(u.per_device[u.most_loaded], *std::max_element(u.per_device.begin(), u.per_device.end()));
+  EXPECT_EQ(u.per_device[u.most_loaded],
+            *std::max_element(u.per_device.begin(), u.per_device.end()));
 }
 
 TEST(Movement, OsdOutMovesAboutItsShareOnly) {

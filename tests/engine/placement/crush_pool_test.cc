@@ -41,7 +41,8 @@ class CephObjectsTest : public ::testing::Test {
 // Every object of objects.tsv: PG seed, up set and primary as osdmaptool printed them.
 TEST_F(CephObjectsTest, ObjectToPgToOsdsMatchesOsdmaptool) {
   CrushPool p = pool();
-  const auto lines = testing::read_lines(testing::testdata("crush/ceph/objects-public/objects.tsv"));
+  const auto lines =
+      testing::read_lines(testing::testdata("crush/ceph/objects-public/objects.tsv"));
   std::vector<int32_t> osds;
   int checked = 0;
   for (size_t i = 1; i < lines.size(); ++i) {
@@ -64,7 +65,8 @@ TEST_F(CephObjectsTest, EveryPgMatchesOsdmaptoolDump) {
   const std::regex line_re(R"(^1\.([0-9a-f]+)\s+raw \((\[[0-9,]*\]), p(-?\d+)\))");
   std::vector<int32_t> raw;
   int checked = 0;
-  for (const std::string& line : testing::read_lines(testing::testdata("crush/ceph/objects-public/pgs_dump_all.txt"))) {
+  for (const std::string& line :
+       testing::read_lines(testing::testdata("crush/ceph/objects-public/pgs_dump_all.txt"))) {
     std::smatch m;
     if (!std::regex_search(line, m, line_re)) continue;
     const uint32_t pg = std::stoul(m[1].str(), nullptr, 16);
