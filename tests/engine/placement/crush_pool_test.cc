@@ -107,6 +107,21 @@ TEST_F(CephObjectsTest, OutAndDownOsdsLeaveTheUpSet) {
   }
 }
 
+TEST_F(CephObjectsTest, OsdsBeyondMaxOsdDoNotExist) {
+  // An osdmap with max_osd 20: OSDs 20..24 are in the CRUSH map but do not exist.
+  CrushPool p = pool(20);
+  std::vector<int32_t> raw, up;
+  int dropped = 0;
+  for (uint32_t pg = 0; pg < 100; ++pg) {
+    p.raw_devices_of(pg, raw);
+    p.devices_of(pg, up);
+    for (int32_t osd : raw) EXPECT_LT(osd, 20) << "CRUSH treats OSDs beyond the weight vector as out";
+    for (int32_t osd : up) EXPECT_LT(osd, 20);
+    dropped += static_cast<int>(raw.size() - up.size());
+  }
+  EXPECT_EQ(dropped, 0);
+}
+
 TEST_F(CephObjectsTest, ErasurePoolsKeepPositions) {
   PoolSpec spec;
   spec.pg_num = 64;
