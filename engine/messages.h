@@ -1,0 +1,82 @@
+// The messages Granary's services exchange, and payloads.
+//
+// A Message is a typed body (one of the protocol structs below) plus a payload. What crosses
+// the network is wire_bytes(): a fixed header for the body plus the payload's size. In
+// simulation a payload is only a size; in real mode it also holds the bytes (and bodies are
+// serialised by realmode/). Plain values; safe to copy between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace granary {
+
+// Bytes that travel, and in real mode the data itself.
+struct Payload {
+  uint64_t size_bytes = 0;
+  std::shared_ptr<const std::vector<std::byte>> bytes;  // null in simulation
+
+  static Payload of_size(uint64_t n) { return Payload{n, nullptr}; }
+};
+
+// ---- object reads (client -> OSD -> client)
+
+struct ReadRequest {
+  uint64_t request_id = 0;
+  std::string object;        // object name (placement already chose this OSD)
+  uint64_t offset = 0;       // within the object
+  uint64_t length = 0;
+  std::string reply_to;      // endpoint of the client
+  double sent_at_s = 0;      // for latency accounting
+};
+
+struct ReadReply {
+  uint64_t request_id = 0;
+  bool ok = true;
+  std::string error;         // when !ok
+  uint64_t length = 0;       // bytes returned (the payload)
+  double sent_at_s = 0;      // copied from the request
+};
+
+// ---- metadata (client -> metadata server -> client)
+
+enum class MetadataOp : uint8_t { kOpen, kStat, kClose };
+
+struct MetadataRequest {
+  uint64_t request_id = 0;
+  MetadataOp op = MetadataOp::kOpen;
+  std::string path;
+  std::string reply_to;
+  double sent_at_s = 0;
+};
+
+struct MetadataReply {
+  uint64_t request_id = 0;
+  bool ok = true;
+  std::string error;
+  uint64_t size_bytes = 0;   // the file's size (open, stat)
+  double sent_at_s = 0;
+};
+
+// ---- control
+
+// Asks a service loop to stop (used at the end of a run and in tests).
+struct Shutdown {};
+
+using MessageBody = std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, Shutdown>;
+
+struct Message {
+  MessageBody body;
+  Payload payload;
+  // The body's size on the wire (RPC header, object name, ...).
+  uint64_t header_bytes = kDefaultHeaderBytes;
+
+  static constexpr uint64_t kDefaultHeaderBytes = 256;
+  uint64_t wire_bytes() const { return header_bytes + payload.size_bytes; }
+};
+
+}  // namespace granary

@@ -1,0 +1,71 @@
+// Hardware and workload profiles: the numbers the simulator's models are made of. Each profile
+// has a name; the built-in catalog (catalog.h) documents the source of every number, and a
+// scenario may name a profile and override any of its fields.
+// Plain values; safe to copy and share.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace granary::models {
+
+enum class DriveKind { kNvme, kSataSsd, kHdd };
+
+struct DriveProfile {
+  std::string name;
+  DriveKind kind = DriveKind::kNvme;
+  double capacity_tb = 0;             // decimal terabytes
+  double read_gbytes_per_s = 0;       // sequential read, 10^9 bytes/s
+  double write_gbytes_per_s = 0;      // sequential write
+  double read_kiops = 0;              // 4 KiB random read, thousands of I/O per second
+  double write_kiops = 0;             // 4 KiB random write
+  double read_latency_us = 0;         // 4 KiB read at queue depth 1
+  double write_latency_us = 0;
+  int queue_depth = 0;                // device queue depth at which the IOPS figure holds
+  double price_usd = 0;
+};
+
+struct NicProfile {
+  std::string name;
+  double gbps = 0;                    // per port, 10^9 bits/s
+  int ports = 1;
+  double latency_us = 0;              // NIC + wire, one way
+  double price_usd = 0;
+};
+
+// How a storage protocol costs: per message and per byte, on both ends.
+struct ProtocolProfile {
+  std::string name;                   // rdma, tcp, nvmeof-rdma, nvme-tcp, iscsi, nfs-rdma, nfs-tcp
+  double message_latency_us = 0;      // software latency added to each message, one way
+  double client_cpu_us_per_op = 0;    // CPU time per request on the client
+  double server_cpu_us_per_op = 0;    // CPU time per request on the server
+  double cpu_us_per_mib = 0;          // CPU time per MiB moved (copies, checksums; 0 for RDMA)
+  double efficiency = 1.0;            // goodput / line rate (headers, framing, congestion)
+  bool zero_copy = false;             // data lands in the final buffer without a CPU copy
+};
+
+// An accelerator and its MLPerf Storage compute time per training step for each workload.
+struct AcceleratorProfile {
+  std::string name;
+  std::map<std::string, double> compute_s_per_step;  // by workload name (unet3d, ...)
+  double host_memory_gib = 0.5;       // host memory the benchmark reserves per accelerator
+  double price_usd = 0;
+};
+
+// A DLIO / MLPerf Storage training workload (per accelerator).
+struct TrainingWorkload {
+  std::string name;
+  double sample_bytes_mean = 0;
+  double sample_bytes_stddev = 0;
+  int samples_per_file = 1;
+  int64_t files = 0;                  // dataset size in files
+  int batch_size = 1;                 // samples per step
+  int read_threads = 1;               // reader threads per accelerator
+  int prefetch_batches = 2;           // batches buffered ahead of compute
+  double compute_s_per_step = 0;      // resolved from the accelerator when not given
+  int epochs = 1;
+  double au_threshold = 0.9;          // MLPerf's minimum accelerator utilisation
+  std::string file_format;            // npz, tfrecord, ... (informational)
+};
+
+}  // namespace granary::models

@@ -1,0 +1,130 @@
+// Scenario: what a user describes — a cluster, a storage design, workloads and how to
+// simulate them. This header holds the resolved form (profiles looked up, defaults applied,
+// units converted to SI); scenario_json.h reads and validates the JSON format documented in
+// docs/scenario-format.md. Plain values; safe to copy and share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/hardware.h"
+
+namespace granary::models {
+
+// ---- cluster
+
+enum class FabricTopology { kLeafSpine, kFatTree, kRailOptimized };
+
+struct FabricSpec {
+  FabricTopology topology = FabricTopology::kLeafSpine;
+  double link_gbps = 400;             // switch-to-switch links
+  double link_latency_us = 1.0;       // per hop (switch + cable)
+  int hosts_per_leaf = 16;            // client and storage nodes per leaf (edge) switch
+  int uplinks_per_leaf = 8;           // leaf -> spine links; 0 means "from oversubscription"
+  double oversubscription = 1.0;      // host-facing / spine-facing bandwidth of a leaf
+  int spines = 0;                     // informational for leaf-spine (uplinks spread over them)
+  int pods = 0;                       // fat-tree: pods (0 = as many as needed)
+  int leaves_per_pod = 0;             // fat-tree
+  int rails = 0;                      // rail-optimized: one leaf per rail per group of nodes
+  bool storage_on_own_leaves = true;  // storage servers on separate leaves from clients
+};
+
+struct NicSpec {
+  NicProfile profile;
+  int count = 1;                      // NICs (rails) per node, used together
+};
+
+struct ClientNodesSpec {
+  int count = 1;
+  AcceleratorProfile accelerator;
+  int accelerators_per_node = 8;
+  NicSpec nic;
+  double memory_bandwidth_gbytes_per_s = 200;  // host DRAM bandwidth available to I/O copies
+  double memory_gib = 1024;
+  bool gpudirect_storage = false;     // data goes NIC -> GPU, skipping the host bounce copy
+};
+
+struct StorageNodesSpec {
+  int count = 1;
+  DriveProfile drive;
+  int drives_per_node = 1;
+  NicSpec nic;
+  int cpu_cores = 32;
+};
+
+struct ClusterSpec {
+  FabricSpec fabric;
+  ClientNodesSpec clients;
+  StorageNodesSpec storage;
+};
+
+// ---- storage design
+
+enum class StorageDesign { kRados, kPfs, kNfs };
+
+struct RadosSpec {
+  uint32_t pg_num = 4096;
+  int replicas = 3;                   // replicated pool; 0 when erasure-coded
+  int ec_k = 0, ec_m = 0;             // erasure-coded pool when k > 0
+  uint64_t object_size_bytes = 4ull << 20;  // files are striped into objects of this size
+  std::string crush_map_path;         // empty: generated from the cluster (host failure domain)
+  int32_t crush_rule = -1;            // -1: the generated rule
+};
+
+struct PfsSpec {
+  int mds_count = 1;
+  double mds_ops_per_s = 50000;       // metadata operations per second per MDS
+  double mds_latency_us = 200;        // service time of one operation
+  uint64_t stripe_size_bytes = 1ull << 20;
+  int stripe_count = 1;               // -1: all OSTs
+  int osts_per_server = 0;            // 0: one OST per drive
+};
+
+struct NfsSpec {
+  // The storage nodes are the filer heads; each file lives on one head and is striped over
+  // that head's drives.
+  uint64_t rsize_bytes = 1ull << 20;  // NFS read size (one RPC)
+};
+
+struct StorageSpec {
+  StorageDesign design = StorageDesign::kRados;
+  ProtocolProfile protocol;
+  RadosSpec rados;
+  PfsSpec pfs;
+  NfsSpec nfs;
+};
+
+// ---- workloads
+
+struct WorkloadSpec {
+  std::string name;
+  TrainingWorkload training;          // the only kind in format 1 ("training_read")
+};
+
+// ---- simulation
+
+enum class Fidelity { kAuto, kRequest, kHybrid };
+
+struct SimulationSpec {
+  Fidelity fidelity = Fidelity::kAuto;
+  int representative_nodes = 2;       // hybrid: client nodes simulated request by request
+  uint64_t chunk_bytes = 64ull << 20; // hybrid: transfer unit of the aggregated clients
+  double max_simulated_s = 3600;      // stop (and report) after this much simulated time
+  double steady_state_tolerance = 0.01;  // hybrid: relative change that counts as steady
+};
+
+struct Scenario {
+  int version = 1;
+  std::string name;
+  std::string description;
+  std::string source_path;            // the file it was read from
+  uint64_t seed = 1;
+  ClusterSpec cluster;
+  StorageSpec storage;
+  std::vector<WorkloadSpec> workloads;
+  SimulationSpec simulation;
+};
+
+}  // namespace granary::models
