@@ -17,4 +17,18 @@ namespace granary::crush {
 // rebuilt. Returns the new bucket's id. `like` must hold devices only (a host).
 Result<int32_t> add_bucket_like(CrushMap& map, std::string_view like, const std::string& new_name);
 
+struct GeneratedMapSpec {
+  int hosts = 1;
+  int devices_per_host = 1;
+  uint32_t device_weight = kWeightOne;  // 16.16; Ceph's convention is the capacity in TiB
+  std::string device_class;             // empty: no class
+  std::string host_prefix = "storage";  // hosts are named <prefix><i>
+};
+
+// A map as `ceph osd crush` builds one for a simple cluster: root "default" (straw2) holding
+// hosts (straw2) holding devices osd.<n> numbered host by host; jewel tunables; rule 0
+// "replicated_host" (chooseleaf firstn 0 type host) and rule 1 "erasure_host"
+// (set_chooseleaf_tries 5, set_choose_tries 100, chooseleaf indep 0 type host).
+Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec);
+
 }  // namespace granary::crush
