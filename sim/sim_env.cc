@@ -1,0 +1,206 @@
+#include "sim/sim_env.h"
+
+#include <simgrid/Exception.hpp>
+
+namespace granary::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+void delete_message(void* p) { delete static_cast<Message*>(p); }
+}  // namespace
+
+class SimEnv::SimEndpoint final : public Endpoint {
+ public:
+  SimEndpoint(std::string name, HostId host) : name_(std::move(name)), host_(host) {
+    mailbox_ = sg4::Mailbox::by_name(name_);
+  }
+  ~SimEndpoint() override = default;
+  const std::string& name() const override { return name_; }
+  HostId host() const override { return host_; }
+  sg4::Mailbox* mailbox() const { return mailbox_; }
+
+  void claim_receiver() {
+    // The task that first asks for an endpoint receives from it: messages then flow without
+    // waiting for a matching receive, as data does on a real NIC.
+    if (!receiver_set_ && sg4::Actor::is_maestro() == false) {
+      mailbox_->set_receiver(sg4::Actor::self());
+      receiver_set_ = true;
+    }
+  }
+
+  Result<Message> recv() override {
+    try {
+      std::unique_ptr<Message> m(mailbox_->get<Message>());
+      return std::move(*m);
+    } catch (const simgrid::Exception& e) {
+      return Status::io_error("receive on " + name_ + " failed: " + e.what());
+    }
+  }
+
+  Result<Message> recv(double timeout_s) override {
+    Message* raw = nullptr;
+    sg4::CommPtr comm = mailbox_->get_async<Message>(&raw);
+    try {
+      comm->wait_for(timeout_s);
+    } catch (const simgrid::TimeoutException&) {
+      comm->cancel();
+      return Status::not_found("nothing arrived on " + name_ + " within " + std::to_string(timeout_s) + " s");
+    } catch (const simgrid::Exception& e) {
+      return Status::io_error("receive on " + name_ + " failed: " + e.what());
+    }
+    std::unique_ptr<Message> m(raw);
+    return std::move(*m);
+  }
+
+ private:
+  std::string name_;
+  HostId host_;
+  sg4::Mailbox* mailbox_ = nullptr;
+  bool receiver_set_ = false;
+};
+
+class SimEnv::SimDevice final : public Device {
+ public:
+  SimDevice(DeviceId id, HostId server, sg4::Host* drive_host, sg4::Host* server_host, uint64_t capacity)
+      : id_(id), server_(server), drive_host_(drive_host), server_host_(server_host), capacity_(capacity) {}
+  DeviceId id() const override { return id_; }
+  HostId host() const override { return server_; }
+  uint64_t capacity_bytes() const override { return capacity_; }
+  sg4::Host* drive_host() const { return drive_host_; }
+
+  Result<Payload> read(uint64_t offset, uint64_t length) override {
+    if (offset > capacity_ || length > capacity_ - offset) {
+      return Status::invalid_argument("read beyond the end of device " + std::to_string(id_));
+    }
+    try {
+      sg4::Comm::sendto(drive_host_, server_host_, length);
+    } catch (const simgrid::Exception& e) {
+      return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
+    }
+    return Payload::of_size(length);
+  }
+
+  Status write(uint64_t offset, const Payload& data) override {
+    if (offset > capacity_ || data.size_bytes > capacity_ - offset) {
+      return Status::invalid_argument("write beyond the end of device " + std::to_string(id_));
+    }
+    try {
+      sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
+    } catch (const simgrid::Exception& e) {
+      return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
+    }
+    return Status();
+  }
+
+ private:
+  DeviceId id_;
+  HostId server_;
+  sg4::Host* drive_host_;
+  sg4::Host* server_host_;
+  uint64_t capacity_;
+};
+
+class SimEnv::SimSemaphore final : public Semaphore {
+ public:
+  explicit SimSemaphore(int initial) : sem_(sg4::Semaphore::create(initial)) {}
+  void acquire() override { sem_->acquire(); }
+  void release() override { sem_->release(); }
+
+ private:
+  sg4::SemaphorePtr sem_;
+};
+
+SimEnv::SimEnv(const models::Topology& topology, const Platform& platform, uint64_t seed)
+    : topology_(topology), platform_(platform), random_(seed) {
+  for (size_t d = 0; d < topology.drives.size(); ++d) {
+    const models::TopologyNode& drive = topology.nodes[topology.drives[d]];
+    GRANARY_CHECK(drive.owner >= 0);
+    // Capacity is not part of the topology: devices are as large as any object store needs.
+    devices_.push_back(std::make_unique<SimDevice>(static_cast<DeviceId>(d), drive.owner,
+                                                   platform.hosts[topology.drives[d]],
+                                                   platform.hosts[drive.owner], uint64_t{1} << 62));
+  }
+  couriers_.resize(devices_.size());
+}
+
+SimEnv::~SimEnv() {
+  for (auto& [name, ep] : endpoints_) ep->mailbox()->set_receiver(nullptr);
+}
+
+double SimEnv::now_s() const { return sg4::Engine::get_clock(); }
+
+void SimEnv::sleep_s(double seconds) {
+  if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+}
+
+void SimEnv::compute_s(double core_seconds) {
+  if (core_seconds > 0) sg4::this_actor::execute(core_seconds * sg4::this_actor::get_host()->get_speed());
+}
+
+void SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task, TaskOptions options) {
+  sg4::ActorPtr a = sg4::Actor::create(name, host(host_id), std::move(task));
+  if (options.daemon) a->daemonize();
+}
+
+Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
+  auto it = endpoints_.find(name);
+  if (it == endpoints_.end()) {
+    it = endpoints_.emplace(std::string(name), std::make_unique<SimEndpoint>(std::string(name), host_id)).first;
+  }
+  GRANARY_CHECK(it->second->host() == host_id);
+  it->second->claim_receiver();
+  return *it->second;
+}
+
+void SimEnv::send(HostId, std::string_view to, Message message) {
+  const uint64_t bytes = message.wire_bytes();
+  auto* m = new Message(std::move(message));
+  sg4::Mailbox::by_name(std::string(to))->put_init(m, bytes)->detach(delete_message);
+}
+
+void SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
+                              Message message) {
+  (void)offset;
+  message.payload = Payload::of_size(length);
+  Courier& c = couriers_[device.id()];
+  if (!c.started) {
+    c.started = true;
+    c.pending = sg4::Semaphore::create(0);
+    const DeviceId id = device.id();
+    sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id),
+                                         static_cast<SimDevice&>(device).drive_host(),
+                                         [this, id] { courier_loop(id); });
+    a->daemonize();
+  }
+  const uint64_t bytes = message.wire_bytes();
+  c.jobs.push_back({sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes});
+  c.pending->release();
+}
+
+void SimEnv::courier_loop(DeviceId id) {
+  Courier& c = couriers_[id];
+  for (;;) {
+    c.pending->acquire();
+    CourierJob job = c.jobs.front();
+    c.jobs.pop_front();
+    // Sent from the drive's host: the transfer's route starts with the drive link.
+    job.to->put_init(job.message, job.bytes)->detach(delete_message);
+  }
+}
+
+Device& SimEnv::device(DeviceId id) {
+  GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
+  return *devices_[id];
+}
+
+std::unique_ptr<Semaphore> SimEnv::make_semaphore(int initial) { return std::make_unique<SimSemaphore>(initial); }
+
+sg4::Host* SimEnv::host(HostId id) const {
+  GRANARY_CHECK(id >= 0 && id < static_cast<HostId>(platform_.hosts.size()) && platform_.hosts[id]);
+  return platform_.hosts[id];
+}
+
+HostId SimEnv::host_of_drive(DeviceId id) const { return devices_.at(id)->host(); }
+
+}  // namespace granary::sim

@@ -1,0 +1,72 @@
+// SimEnv: the Env of engine/ on SimGrid S4U. Tasks are actors, endpoints are mailboxes with a
+// permanent receiver (messages flow as soon as they are sent, as on a real NIC), device reads
+// are host-to-host transfers from a drive's host over its drive link, and send_from_device is
+// one transfer whose route starts at the drive: the drive, the server NIC and the fabric share
+// it (a pipelined read-and-send).
+//
+// Not thread-safe (SimGrid runs actors one at a time). One per simulation.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/env.h"
+#include "models/topology.h"
+#include "sim/platform.h"
+
+namespace granary::sim {
+
+class SimEnv final : public Env {
+ public:
+  // `platform` and `topology` must outlive the SimEnv. Devices are the topology's drives in
+  // order (DeviceId = position in topology.drives); HostId = topology node index.
+  SimEnv(const models::Topology& topology, const Platform& platform, uint64_t seed);
+  ~SimEnv() override;
+
+  double now_s() const override;
+  void sleep_s(double seconds) override;
+  void compute_s(double core_seconds) override;
+  void spawn(HostId host, std::string name, std::function<void()> task,
+             TaskOptions options = {}) override;
+  Endpoint& endpoint(HostId host, std::string_view name) override;
+  void send(HostId from, std::string_view to, Message message) override;
+  void send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
+                        Message message) override;
+  Device& device(DeviceId id) override;
+  std::unique_ptr<Semaphore> make_semaphore(int initial) override;
+  Random& random() override { return random_; }
+
+  simgrid::s4u::Host* host(HostId id) const;
+  HostId host_of_drive(DeviceId id) const;
+  int device_count() const { return static_cast<int>(devices_.size()); }
+
+ private:
+  class SimEndpoint;
+  class SimDevice;
+  class SimSemaphore;
+  struct CourierJob {
+    simgrid::s4u::Mailbox* to;
+    Message* message;
+    uint64_t bytes;
+  };
+  struct Courier {  // streams send_from_device transfers out of one drive
+    std::deque<CourierJob> jobs;
+    simgrid::s4u::SemaphorePtr pending;
+    bool started = false;
+  };
+  void courier_loop(DeviceId id);
+
+  const models::Topology& topology_;
+  const Platform& platform_;
+  Random random_;
+  std::map<std::string, std::unique_ptr<SimEndpoint>, std::less<>> endpoints_;
+  std::vector<std::unique_ptr<SimDevice>> devices_;
+  std::vector<Courier> couriers_;
+};
+
+}  // namespace granary::sim
