@@ -38,7 +38,8 @@
 //  - Endpoints: FIFO queues; a recv() blocks until a message is delivered; waiting receivers
 //    are served in the order they started waiting. A message sent to a name nobody has asked
 //    for yet is kept until endpoint() creates it.
-//  - Semaphores: FIFO hand-off to waiters.
+//  - Semaphores: FIFO hand-off to waiters. An acquire that would not block may also be made
+//    outside tasks (e.g. to read a service's counters after a run).
 //
 // run() runs until no non-daemon task is left; then daemon tasks are terminated (as in
 // SimGrid). If every remaining task is blocked and nothing is scheduled, run() returns an
