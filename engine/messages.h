@@ -23,6 +23,15 @@ struct Payload {
   static Payload of_size(uint64_t n) { return Payload{n, nullptr}; }
 };
 
+// Why a request failed, so that a client can turn a reply into the right Status code
+// (kNotFound -> not_found, kOutOfRange and kInvalid -> invalid_argument).
+enum class ReplyError : uint8_t {
+  kNone,        // ok
+  kNotFound,    // no such object or file
+  kOutOfRange,  // the range goes past the end of the object
+  kInvalid,     // a request that makes no sense in the server's state (close of a closed file)
+};
+
 // ---- object reads (client -> OSD -> client)
 
 struct ReadRequest {
@@ -38,6 +47,7 @@ struct ReadReply {
   uint64_t request_id = 0;
   bool ok = true;
   std::string error;         // when !ok
+  ReplyError error_code = ReplyError::kNone;
   uint64_t length = 0;       // bytes returned (the payload)
   double sent_at_s = 0;      // copied from the request
 };
@@ -58,6 +68,7 @@ struct MetadataReply {
   uint64_t request_id = 0;
   bool ok = true;
   std::string error;
+  ReplyError error_code = ReplyError::kNone;
   uint64_t size_bytes = 0;   // the file's size (open, stat)
   double sent_at_s = 0;
 };

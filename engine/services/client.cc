@@ -1,0 +1,238 @@
+#include "engine/services/client.h"
+
+#include <limits>
+#include <mutex>
+#include <utility>
+
+namespace granary::services {
+
+Status reply_status(ReplyError code, const std::string& message) {
+  switch (code) {
+    case ReplyError::kNotFound:
+      return Status::not_found(message);
+    case ReplyError::kOutOfRange:
+    case ReplyError::kInvalid:
+      return Status::invalid_argument(message);
+    case ReplyError::kNone:
+      break;
+  }
+  return Status::io_error(message);
+}
+
+StorageClient::StorageClient(Env& env, HostId host, StorageBackend backend,
+                             StorageClientOptions options)
+    : env_(env),
+      host_(host),
+      backend_(std::move(backend)),
+      options_(std::move(options)),
+      mu_(env),
+      placement_mu_(env) {
+  GRANARY_CHECK(!options_.name.empty() && options_.cpu_s_per_op >= 0);
+  if (const auto* r = std::get_if<RadosBackend>(&backend_)) GRANARY_CHECK(r->placement != nullptr);
+  if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
+    GRANARY_CHECK(p->layouts != nullptr && p->max_request_bytes > 0);
+  }
+  if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
+    GRANARY_CHECK(n->heads >= 1 && n->rsize_bytes > 0 && n->window_requests >= 1);
+  }
+}
+
+Endpoint& StorageClient::take_reply_endpoint() {
+  std::lock_guard<EnvMutex> lock(mu_);
+  if (!free_reply_endpoints_.empty()) {
+    Endpoint* ep = free_reply_endpoints_.back();
+    free_reply_endpoints_.pop_back();
+    return *ep;
+  }
+  return env_.endpoint(host_, options_.name + ".reply." + std::to_string(reply_endpoints_made_++));
+}
+
+void StorageClient::return_reply_endpoint(Endpoint& ep) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  free_reply_endpoints_.push_back(&ep);
+}
+
+uint64_t StorageClient::next_request_id() {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return ++request_id_;
+}
+
+Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep) {
+  const auto& pfs = std::get<PfsBackend>(backend_);
+  MetadataRequest request;
+  request.request_id = next_request_id();
+  request.op = op;
+  request.path = std::string(path);
+  request.reply_to = reply_ep.name();
+  request.sent_at_s = env_.now_s();
+  const uint64_t id = request.request_id;
+  env_.compute_s(options_.cpu_s_per_op);
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++stats_.metadata_ops;
+  }
+  env_.send(host_, pfs.mds_endpoint, Message{std::move(request), {}});
+  for (;;) {
+    Result<Message> m = reply_ep.recv();
+    if (!m.ok()) return m.status();
+    const auto* reply = std::get_if<MetadataReply>(&m->body);
+    if (reply == nullptr || reply->request_id != id) continue;  // stale
+    if (!reply->ok) return reply_status(reply->error_code, reply->error);
+    return reply->size_bytes;
+  }
+}
+
+Result<uint64_t> StorageClient::pfs_open(std::string_view path, Endpoint& reply_ep) {
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    auto it = open_files_.find(path);
+    if (it != open_files_.end()) return it->second.size_bytes;
+  }
+  Result<uint64_t> size = metadata(MetadataOp::kOpen, path, reply_ep);
+  if (!size.ok()) return size;
+  std::lock_guard<EnvMutex> lock(mu_);
+  // Two tasks may have opened the file at once: the client then holds two MDS handles and
+  // close_file releases both.
+  OpenFile& f = open_files_[std::string(path)];
+  f.size_bytes = *size;
+  ++f.handles;
+  return f.size_bytes;
+}
+
+Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint64_t size_bytes) {
+  if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    return rados_reads(r->layout, *r->placement, path, 0, size_bytes);
+  }
+  if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
+    auto it = p->layouts->find(path);
+    if (it == p->layouts->end()) return Status::not_found("no pfs layout for " + std::string(path));
+    return pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
+  }
+  const auto& n = std::get<NfsBackend>(backend_);
+  return nfs_reads(path, n.heads, 0, size_bytes, n.rsize_bytes);
+}
+
+Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
+                                         Endpoint& reply_ep) {
+  std::map<uint64_t, size_t> pending;  // request id -> index in reads
+  size_t next = 0;
+  Status first_error;
+  uint64_t bytes = 0;
+  auto send_next = [&] {
+    const ObjectRead& read = reads[next];
+    ReadRequest request;
+    request.request_id = next_request_id();
+    request.object = read.object;
+    request.offset = read.offset_bytes;
+    request.length = read.length_bytes;
+    request.reply_to = reply_ep.name();
+    env_.compute_s(options_.cpu_s_per_op);
+    request.sent_at_s = env_.now_s();
+    pending.emplace(request.request_id, next);
+    ++next;
+    env_.send(host_, read.endpoint, Message{std::move(request), {}});
+  };
+  while (next < reads.size() && pending.size() < window) send_next();
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    stats_.requests += next;
+  }
+  while (!pending.empty()) {
+    Result<Message> m = reply_ep.recv();
+    if (!m.ok()) return m.status();
+    const auto* reply = std::get_if<ReadReply>(&m->body);
+    if (reply == nullptr) continue;
+    auto it = pending.find(reply->request_id);
+    if (it == pending.end()) continue;  // stale (not ours)
+    const ObjectRead& read = reads[it->second];
+    pending.erase(it);
+    if (!reply->ok) {
+      if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
+    } else if (reply->length != read.length_bytes || m->payload.size_bytes != read.length_bytes) {
+      if (first_error.ok()) {
+        first_error = Status::corruption(
+            read.endpoint + ": asked for " + std::to_string(read.length_bytes) + " bytes of " +
+            read.object + ", got " + std::to_string(m->payload.size_bytes));
+      }
+    } else {
+      bytes += reply->length;
+    }
+    if (first_error.ok() && next < reads.size()) {
+      send_next();
+      std::lock_guard<EnvMutex> lock(mu_);
+      ++stats_.requests;
+    }
+  }
+  if (!first_error.ok()) return first_error;
+  return bytes;
+}
+
+Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_bytes) {
+  const double start_s = env_.now_s();
+  Endpoint& reply_ep = take_reply_endpoint();
+  auto fail = [&](Status s) -> Result<FileRead> {
+    return_reply_endpoint(reply_ep);
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++stats_.errors;
+    return s;
+  };
+  size_t window = std::numeric_limits<size_t>::max();
+  if (std::holds_alternative<PfsBackend>(backend_)) {
+    Result<uint64_t> size = pfs_open(path, reply_ep);
+    if (!size.ok()) return fail(size.status());
+    if (*size != size_bytes) {
+      return fail(Status::corruption(std::string(path) + ": the MDS reports " +
+                                     std::to_string(*size) + " bytes, the reader expected " +
+                                     std::to_string(size_bytes)));
+    }
+  } else if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
+    window = static_cast<size_t>(n->window_requests);
+  }
+  Result<std::vector<ObjectRead>> reads = plan(path, size_bytes);
+  if (!reads.ok()) return fail(reads.status());
+  Result<uint64_t> bytes = exchange(*reads, window, reply_ep);
+  if (!bytes.ok()) return fail(bytes.status());
+  return_reply_endpoint(reply_ep);
+  FileRead r{*bytes, env_.now_s() - start_s, reads->size()};
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++stats_.files_read;
+  stats_.bytes_read += r.bytes;
+  stats_.file_latency_s.push_back(r.latency_s);
+  return r;
+}
+
+Status StorageClient::close_file(std::string_view path) {
+  if (!std::holds_alternative<PfsBackend>(backend_)) return Status::ok_status();
+  int handles = 0;
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    auto it = open_files_.find(path);
+    if (it == open_files_.end()) {
+      ++stats_.errors;
+      return Status::invalid_argument("close of " + std::string(path) +
+                                      ", which this client does not have open");
+    }
+    handles = it->second.handles;
+    open_files_.erase(it);
+  }
+  Endpoint& reply_ep = take_reply_endpoint();
+  Status status;
+  for (int i = 0; i < handles; ++i) {
+    Result<uint64_t> r = metadata(MetadataOp::kClose, path, reply_ep);
+    if (!r.ok() && status.ok()) status = r.status();
+  }
+  return_reply_endpoint(reply_ep);
+  if (!status.ok()) {
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++stats_.errors;
+  }
+  return status;
+}
+
+ClientStats StorageClient::stats() const {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace granary::services

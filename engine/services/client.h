@@ -1,0 +1,134 @@
+// StorageClient: what a GPU node's data loader uses to read a file (a training sample file)
+// from the storage design of the world: RADOS objects on OSDs, a Lustre-style parallel file
+// system, or an NFS filer. Written against Env only.
+//
+// How a whole-file read proceeds (names and mapping in file_mapping.h):
+//  - rados: the file's object extents (RbdLayout striping); each object -> group -> primary
+//    OSD via the Placement; one ReadRequest per extent, all sent at once, then every reply
+//    awaited.
+//  - pfs: an open on the MDS first unless this client already has the file open (the handle
+//    and the size the MDS reported are kept until close_file, which closes every handle the
+//    client holds, two if two tasks opened the file at the same time); the read covers the size the
+//    MDS reported, which must equal the caller's size_bytes (else corruption). Then the stripe
+//    extents of the file's LustreFileLayout, cut into requests of max_request_bytes, all sent
+//    at once to the OSTs ("ost.<index>").
+//  - nfs: requests of rsize_bytes to the file's head, with at most window_requests in flight
+//    (a sliding window: each reply lets the next request go).
+// Each request costs cpu_s_per_op of the client host's CPU (Env::compute_s) before it is sent.
+// A failed reply makes the read fail with the server's message (kNotFound -> not_found,
+// kOutOfRange and kInvalid -> invalid_argument, otherwise io_error); after the first failure
+// no new request is sent, and the ones in flight are drained before returning. A reply
+// whose length differs from the request is a corruption error.
+//
+// Replies come to per-call endpoints "<name>.reply.<k>" on the client's host, taken from a
+// pool, so any number of tasks of the host may read through one client at once. Every
+// successful file read is recorded (latency from the call to the last reply, open included).
+//
+// Thread-safety: read_file and close_file may be called from any task on the client's host
+// concurrently; shared state (the pool, open files, counters, the Placement, which is not
+// thread-safe) is guarded by EnvMutexes. The Placement and the pfs layouts must outlive the
+// client.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/env.h"
+#include "engine/layout/rbd.h"
+#include "engine/placement/placement.h"
+#include "engine/services/env_mutex.h"
+#include "engine/services/file_mapping.h"
+
+namespace granary::services {
+
+struct RadosBackend {
+  layout::RbdLayout layout = layout::RbdLayout::default_layout();
+  placement::Placement* placement = nullptr;  // required; not owned
+};
+
+struct PfsBackend {
+  const PfsLayouts* layouts = nullptr;  // required; not owned
+  std::string mds_endpoint = "mds.0";
+  uint64_t max_request_bytes = uint64_t{4} << 20;  // Lustre's 4 MiB RPCs
+};
+
+struct NfsBackend {
+  int32_t heads = 1;                         // the filer heads "nfs.0" .. "nfs.<heads-1>"
+  uint64_t rsize_bytes = uint64_t{1} << 20;  // NFS rsize
+  int window_requests = 16;                  // >= 1: RPCs in flight per file read
+};
+
+using StorageBackend = std::variant<RadosBackend, PfsBackend, NfsBackend>;
+
+struct StorageClientOptions {
+  std::string name = "client";  // unique in the world: the prefix of the reply endpoints
+  double cpu_s_per_op = 0;      // client CPU per request (a protocol's client_cpu_us_per_op)
+};
+
+struct FileRead {
+  uint64_t bytes = 0;
+  double latency_s = 0;
+  uint64_t requests = 0;  // data requests (metadata not counted)
+};
+
+struct ClientStats {
+  uint64_t files_read = 0;  // successful reads
+  uint64_t bytes_read = 0;
+  uint64_t requests = 0;               // data requests sent
+  uint64_t metadata_ops = 0;           // opens and closes sent
+  uint64_t errors = 0;                 // failed file reads and closes
+  std::vector<double> file_latency_s;  // per successful file read, in completion order
+};
+
+class StorageClient {
+ public:
+  StorageClient(Env& env, HostId host, StorageBackend backend, StorageClientOptions options);
+  StorageClient(const StorageClient&) = delete;
+  StorageClient& operator=(const StorageClient&) = delete;
+
+  // Reads the whole file `path` of `size_bytes` (see the header comment); blocks the calling
+  // task until every reply is in.
+  Result<FileRead> read_file(std::string_view path, uint64_t size_bytes);
+  // pfs: closes the client's handle on the MDS (error if the client has none). Other designs
+  // have no open state: OK.
+  Status close_file(std::string_view path);
+
+  HostId host() const { return host_; }
+  ClientStats stats() const;
+
+ private:
+  Endpoint& take_reply_endpoint();
+  void return_reply_endpoint(Endpoint& ep);
+  uint64_t next_request_id();
+  Result<uint64_t> metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep);
+  Result<uint64_t> pfs_open(std::string_view path, Endpoint& reply_ep);
+  Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
+  Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window,
+                            Endpoint& reply_ep);
+
+  Env& env_;
+  HostId host_;
+  StorageBackend backend_;
+  StorageClientOptions options_;
+  mutable EnvMutex mu_;    // everything below
+  EnvMutex placement_mu_;  // the Placement
+  std::vector<Endpoint*> free_reply_endpoints_;
+  int reply_endpoints_made_ = 0;
+  uint64_t request_id_ = 0;
+  struct OpenFile {
+    uint64_t size_bytes = 0;  // as the MDS reported it
+    int handles = 0;          // MDS handles this client holds
+  };
+  std::map<std::string, OpenFile, std::less<>> open_files_;  // pfs
+  ClientStats stats_;
+};
+
+// The Status a failed reply stands for.
+Status reply_status(ReplyError code, const std::string& message);
+
+}  // namespace granary::services

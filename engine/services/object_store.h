@@ -1,0 +1,75 @@
+// ObjectStore: where each object of one storage server's device lives (object name ->
+// extent), and the functions that fill the stores of a cluster with a dataset's objects.
+//
+// Allocation is a deterministic bump allocator: objects are laid out in the order they are
+// put, each starting at the next multiple of alignment_bytes after the previous one; there is
+// no deletion (a training dataset is written once, then read). The extent is what the OSD
+// hands to Device reads, so a read of an object becomes a read of its device range.
+//
+// Populating (populate_rados, populate_pfs, populate_nfs) puts every object that a design
+// stores for each file of a dataset (file_mapping.h) into the stores of the devices that hold
+// it, in dataset file order, so the same dataset and layout give the same extents.
+//
+// Thread-safety: put() and the populate functions are for building the world, before the
+// services run. After that a store is read-only and find() may be called from any task.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/layout/rbd.h"
+#include "engine/placement/placement.h"
+#include "engine/services/dataset.h"
+#include "engine/services/file_mapping.h"
+#include "engine/status.h"
+
+namespace granary::services {
+
+struct StoredObject {
+  uint64_t offset_bytes = 0;  // on the device
+  uint64_t size_bytes = 0;
+};
+
+struct ObjectStoreOptions {
+  uint64_t alignment_bytes = 4096;  // > 0: objects start on multiples of this
+  uint64_t base_offset_bytes = 0;   // the first object starts here (room for a superblock)
+};
+
+class ObjectStore {
+ public:
+  explicit ObjectStore(uint64_t capacity_bytes, ObjectStoreOptions options = {});
+
+  // Adds an object. invalid_argument if the name exists; io_error when the device is full.
+  Status put(std::string_view name, uint64_t size_bytes);
+  // not_found for an unknown name.
+  Result<StoredObject> find(std::string_view name) const;
+
+  uint64_t capacity_bytes() const { return capacity_bytes_; }
+  uint64_t used_bytes() const { return next_offset_bytes_; }  // end of the last extent
+  size_t object_count() const { return objects_.size(); }
+
+ private:
+  uint64_t capacity_bytes_;
+  ObjectStoreOptions options_;
+  uint64_t next_offset_bytes_;
+  std::map<std::string, StoredObject, std::less<>> objects_;
+};
+
+// Stores keyed by what holds them: OSD id (rados), OST index (pfs) or head (nfs).
+using ObjectStores = std::map<int32_t, ObjectStore>;
+
+// rados: each data object into the store of every device of its group. not_found when a
+// holder has no store.
+Status populate_rados(const Dataset& dataset, const layout::RbdLayout& layout,
+                      placement::Placement& placement, ObjectStores& osd_stores);
+// pfs: each stripe object into its OST's store; every file needs a layout.
+Status populate_pfs(const Dataset& dataset, const PfsLayouts& layouts, ObjectStores& ost_stores);
+// nfs: each file, whole, into the store of its head (nfs_head_of over heads 0 .. n-1, n =
+// the number of stores, which must be keyed 0 .. n-1).
+Status populate_nfs(const Dataset& dataset, ObjectStores& head_stores);
+
+}  // namespace granary::services

@@ -1,0 +1,101 @@
+#include "engine/services/object_store.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/engine/services/service_world.h"
+
+namespace granary::services {
+namespace {
+
+using test::kMiB;
+
+TEST(ObjectStore, AllocatesAlignedExtentsInOrder) {
+  ObjectStore store(10000, {.alignment_bytes = 1000});
+  ASSERT_TRUE(store.put("a", 1500).ok());
+  ASSERT_TRUE(store.put("b", 0).ok());
+  ASSERT_TRUE(store.put("c", 999).ok());
+  EXPECT_EQ(store.find("a")->offset_bytes, 0u);
+  EXPECT_EQ(store.find("b")->offset_bytes, 2000u);
+  EXPECT_EQ(store.find("c")->offset_bytes, 2000u);  // after an empty object
+  EXPECT_EQ(store.find("c")->size_bytes, 999u);
+  EXPECT_EQ(store.used_bytes(), 2999u);
+  EXPECT_EQ(store.put("a", 1).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(store.put("d", 7001).code(), Status::Code::kIOError);  // 3000 + 7001 > 10000
+  EXPECT_TRUE(store.put("d", 7000).ok());
+  EXPECT_EQ(store.find("zz").status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(store.object_count(), 4u);
+}
+
+TEST(ObjectStore, PopulateRadosStoresEveryReplica) {
+  placement::Ring ring = test::make_ring(6, 3, 2);
+  const Dataset dataset = test::make_dataset(
+      {.name = "ds", .files = 10, .sample_bytes_mean = 9.0 * kMiB, .sample_bytes_stddev = kMiB});
+  const layout::RbdLayout layout = layout::RbdLayout::default_layout();
+  ObjectStores stores;
+  for (int i = 0; i < 6; ++i) stores.emplace(i, ObjectStore(test::kTiB));
+  ASSERT_TRUE(populate_rados(dataset, layout, ring, stores).ok());
+  uint64_t bytes = 0;
+  for (const auto& [id, s] : stores) {
+    for (const DatasetFile& f : dataset.files()) {
+      Result<std::vector<StoredObjectSpec>> objects =
+          rados_objects(layout, ring, f.path, f.size_bytes);
+      ASSERT_TRUE(objects.ok());
+      for (const StoredObjectSpec& o : *objects) {
+        const bool holds = std::find(o.holders.begin(), o.holders.end(), id) != o.holders.end();
+        EXPECT_EQ(s.find(o.object).ok(), holds) << o.object << " on " << id;
+        if (holds) bytes += s.find(o.object)->size_bytes;
+      }
+    }
+  }
+  EXPECT_EQ(bytes, 3 * dataset.total_bytes());
+  // A store missing for a device of the placement is an error.
+  ObjectStores partial;
+  partial.emplace(0, ObjectStore(test::kTiB));
+  EXPECT_EQ(populate_rados(dataset, layout, ring, partial).code(), Status::Code::kNotFound);
+}
+
+TEST(ObjectStore, PopulatePfsAndNfs) {
+  const Dataset dataset =
+      test::make_dataset({.name = "ds", .files = 5, .sample_bytes_mean = 2.5 * kMiB});
+  PfsLayouts layouts;
+  for (const DatasetFile& f : dataset.files()) {
+    layouts.emplace(f.path, *layout::LustreFileLayout::create(kMiB, {2, 0}));
+  }
+  ObjectStores osts;
+  for (int i = 0; i < 3; ++i) osts.emplace(i, ObjectStore(test::kTiB));
+  ASSERT_TRUE(populate_pfs(dataset, layouts, osts).ok());
+  EXPECT_EQ(osts.at(1).object_count(), 0u);
+  const std::string f0 = dataset.files()[0].path;
+  EXPECT_EQ(osts.at(2).find(f0 + ".stripe0")->size_bytes, 3 * kMiB / 2);  // stripes 0 and 2
+  EXPECT_EQ(osts.at(0).find(f0 + ".stripe1")->size_bytes, kMiB);
+
+  ObjectStores heads;
+  for (int i = 0; i < 2; ++i) heads.emplace(i, ObjectStore(test::kTiB));
+  ASSERT_TRUE(populate_nfs(dataset, heads).ok());
+  for (const DatasetFile& f : dataset.files()) {
+    EXPECT_TRUE(heads.at(nfs_head_of(f.path, 2)).find(f.path).ok());
+  }
+  EXPECT_EQ(heads.at(0).object_count() + heads.at(1).object_count(), 5u);
+}
+
+TEST(FileMapping, NamesAndRequests) {
+  EXPECT_EQ(rados_object_name("ds/file_00000001", 0x2a), "ds/file_00000001.000000000000002a");
+  EXPECT_EQ(lustre_object_name("f", 3), "f.stripe3");
+  EXPECT_EQ(osd_endpoint_name(7), "osd.7");
+  EXPECT_EQ(ost_endpoint_name(7), "ost.7");
+  const std::vector<ObjectRead> reads = nfs_reads("f", 1, 0, 2500, 1000);
+  ASSERT_EQ(reads.size(), 3u);
+  EXPECT_EQ(reads[2].offset_bytes, 2000u);
+  EXPECT_EQ(reads[2].length_bytes, 500u);
+  EXPECT_EQ(reads[0].endpoint, "nfs.0");
+  Result<std::vector<ObjectRead>> pfs =
+      pfs_reads(*layout::LustreFileLayout::create(kMiB, {4, 9}), "f", 0, 3 * kMiB, kMiB / 2);
+  ASSERT_TRUE(pfs.ok());
+  ASSERT_EQ(pfs->size(), 6u);  // 2 MiB on ost.4 and 1 MiB on ost.9, in halves
+  EXPECT_EQ((*pfs)[0].endpoint, "ost.4");
+  EXPECT_EQ((*pfs)[3].offset_bytes, 3 * kMiB / 2);
+  EXPECT_EQ((*pfs)[4].endpoint, "ost.9");
+}
+
+}  // namespace
+}  // namespace granary::services
