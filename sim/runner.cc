@@ -1,0 +1,604 @@
+#include "sim/runner.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "engine/crush/edit.h"
+#include "engine/crush/text_format.h"
+#include "engine/layout/lustre.h"
+#include "engine/layout/rbd.h"
+#include "engine/placement/crush_pool.h"
+#include "engine/services/client.h"
+#include "engine/services/dataset.h"
+#include "engine/services/gpu_consumer.h"
+#include "engine/services/mds.h"
+#include "engine/services/object_store.h"
+#include "engine/services/osd.h"
+#include "models/topology.h"
+#include "sim/metrics.h"
+#include "sim/platform.h"
+#include "sim/sim_env.h"
+
+namespace granary::sim {
+
+namespace sg4 = simgrid::s4u;
+using models::Fidelity;
+using models::LinkRole;
+using models::NodeKind;
+using models::Scenario;
+using models::StorageDesign;
+
+namespace {
+
+// Concurrent readers above which "auto" slices the cluster.
+constexpr int64_t kAutoRequestReaders = 512;
+
+int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
+
+// The largest k <= limit that divides both a and b.
+int common_divisor_at_most(int a, int b, int limit) {
+  const int g = gcd(a, b);
+  for (int k = std::min(g, std::max(1, limit)); k >= 1; --k) {
+    if (g % k == 0) return k;
+  }
+  return 1;
+}
+
+}  // namespace
+
+RunPlan plan_run(const Scenario& s) {
+  RunPlan p;
+  const int n = s.cluster.clients.count;
+  const int servers = s.cluster.storage.count;
+  int64_t readers = 0;
+  for (const auto& w : s.workloads) {
+    readers += int64_t{n} * s.cluster.clients.accelerators_per_node * w.training.read_threads;
+  }
+  Fidelity f = s.simulation.fidelity;
+  if (f == Fidelity::kAuto) {
+    f = readers <= kAutoRequestReaders ? Fidelity::kRequest : Fidelity::kHybrid;
+    p.reason = readers <= kAutoRequestReaders
+                   ? std::to_string(readers) + " concurrent readers: request level"
+                   : std::to_string(readers) + " concurrent readers: a symmetric slice";
+  } else {
+    p.reason = f == Fidelity::kRequest ? "request level, as the scenario asks"
+                                       : "a symmetric slice, as the scenario asks";
+  }
+  p.fidelity = f;
+  if (f == Fidelity::kHybrid) {
+    const int target = std::max(1, n / std::max(1, s.simulation.representative_nodes));
+    p.slice_factor = common_divisor_at_most(n, servers, target);
+    p.allow_early_stop = true;
+    if (p.slice_factor == 1) {
+      p.reason += " (no common divisor of " + std::to_string(n) + " clients and " +
+                  std::to_string(servers) + " servers: whole cluster)";
+    }
+  }
+  p.clients = n / p.slice_factor;
+  p.storage_servers = servers / p.slice_factor;
+  return p;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- slice
+
+// Endpoint hosts (clients, storage, MDS) on the far side of each fabric link from the bulk
+// of the tree, and the depth of the link.
+struct LinkSide {
+  int clients = 0, storage = 0;
+  int depth = 0;
+};
+
+std::vector<LinkSide> fabric_link_sides(const models::Topology& t) {
+  const size_t n = t.nodes.size();
+  std::vector<std::vector<std::pair<int, int>>> adj(n);  // (neighbour, link)
+  for (size_t i = 0; i < t.links.size(); ++i) {
+    adj[t.links[i].a].push_back({t.links[i].b, static_cast<int>(i)});
+    adj[t.links[i].b].push_back({t.links[i].a, static_cast<int>(i)});
+  }
+  // Root the tree at the switch with the most switch neighbours (the spine / core).
+  int root = t.switches.empty() ? 0 : t.switches.front();
+  size_t best = 0;
+  for (int sw : t.switches) {
+    size_t deg = 0;
+    for (auto [nb, l] : adj[sw]) deg += t.nodes[nb].kind == NodeKind::kSwitch;
+    if (deg > best) best = deg, root = sw;
+  }
+  std::vector<int> parent_link(n, -1), order;
+  std::vector<int> depth(n, 0);
+  std::vector<bool> seen(n, false);
+  order.push_back(root);
+  seen[root] = true;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (auto [nb, l] : adj[order[i]]) {
+      if (seen[nb]) continue;
+      seen[nb] = true;
+      parent_link[nb] = l;
+      depth[nb] = depth[order[i]] + 1;
+      order.push_back(nb);
+    }
+  }
+  std::vector<int> clients(n, 0), storage(n, 0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int v = *it;
+    if (t.nodes[v].kind == NodeKind::kClient) ++clients[v];
+    if (t.nodes[v].kind == NodeKind::kStorage || t.nodes[v].kind == NodeKind::kMds) ++storage[v];
+    if (parent_link[v] >= 0) {
+      const auto& l = t.links[parent_link[v]];
+      const int up = l.a == v ? l.b : l.a;
+      clients[up] += clients[v];
+      storage[up] += storage[v];
+    }
+  }
+  std::vector<LinkSide> sides(t.links.size());
+  for (size_t v = 0; v < n; ++v) {
+    if (parent_link[v] < 0) continue;
+    sides[parent_link[v]] = {clients[v], storage[v], depth[v]};
+  }
+  return sides;
+}
+
+// Capacity multipliers that give every fabric link of the slice the same load per endpoint
+// host as the full cluster's links at the same depth and of the same kind.
+std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice) {
+  const auto real_sides = fabric_link_sides(real);
+  const auto slice_sides = fabric_link_sides(slice);
+  std::map<std::pair<int, int>, int> full_clients, full_storage;  // (depth, kind) -> max hosts
+  for (size_t i = 0; i < real.links.size(); ++i) {
+    if (real.links[i].role != LinkRole::kFabric) continue;
+    auto& fc = full_clients[{real_sides[i].depth, 0}];
+    auto& fs = full_storage[{real_sides[i].depth, 0}];
+    fc = std::max(fc, real_sides[i].clients);
+    fs = std::max(fs, real_sides[i].storage);
+  }
+  std::vector<double> scale(slice.links.size(), 1.0);
+  for (size_t i = 0; i < slice.links.size(); ++i) {
+    if (slice.links[i].role != LinkRole::kFabric) continue;
+    const LinkSide& s = slice_sides[i];
+    const int fc = full_clients[{s.depth, 0}];
+    const int fs = full_storage[{s.depth, 0}];
+    const double full = static_cast<double>(s.clients > 0 ? fc : 0) + (s.storage > 0 ? fs : 0);
+    const double here = static_cast<double>(s.clients + s.storage);
+    if (full > 0 && here > 0) scale[i] = std::min(1.0, here / full);
+  }
+  return scale;
+}
+
+// ---------------------------------------------------------------- the world
+
+struct ClientNode {
+  HostId host = -1;
+  std::unique_ptr<services::StorageClient> client;
+  std::vector<std::unique_ptr<services::GpuConsumer>> gpus;
+};
+
+struct World {
+  std::unique_ptr<services::Dataset> dataset;
+  std::unique_ptr<crush::CrushMap> crush_map;
+  std::unique_ptr<placement::CrushPool> pool;
+  std::unique_ptr<services::PfsLayouts> pfs_layouts;
+  services::ObjectStores stores;
+  std::vector<std::unique_ptr<services::OsdService>> object_services;
+  std::vector<std::unique_ptr<services::MetadataService>> mds;
+  std::vector<ClientNode> clients;
+};
+
+double tib_weight(double capacity_tb) { return capacity_tb * 1e12 / std::ldexp(1.0, 40); }
+
+// Partial MLPerf AU of one loader at `now`: compute so far over the time since its start,
+// without the first step's I/O wait.
+double partial_au(const services::ConsumerMetrics& m, double compute_s_per_step, double now_s) {
+  if (m.steps <= 0) return 0;
+  const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
+  const double span = (m.end_s > 0 ? m.end_s : now_s) - m.start_s - first_wait;
+  return span > 0 ? std::min(1.0, static_cast<double>(m.steps) * compute_s_per_step / span) : 0.0;
+}
+
+std::string fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::kAuto:
+      return "auto";
+    case Fidelity::kRequest:
+      return "request";
+    case Fidelity::kHybrid:
+      return "slice";
+  }
+  return "?";
+}
+
+double round_to(double x, int digits) {
+  const double f = std::pow(10.0, digits);
+  return std::round(x * f) / f;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& options) {
+  if (in.workloads.size() != 1) {
+    return Status::invalid_argument(in.source_path + ": workloads: format 1 runs exactly one training workload, found " +
+                                    std::to_string(in.workloads.size()));
+  }
+  if (in.storage.design == StorageDesign::kRados && in.storage.rados.ec_k > 0) {
+    return Status::not_supported(in.source_path +
+                                 ": storage.rados.erasure: reads from erasure-coded pools are not simulated yet "
+                                 "(use replicas)");
+  }
+  const RunPlan plan = plan_run(in);
+  const int k = plan.slice_factor;
+  const uint64_t seed = options.seed.value_or(in.seed);
+
+  // The simulated (sliced) scenario.
+  Scenario s = in;
+  s.cluster.clients.count = plan.clients;
+  s.cluster.storage.count = plan.storage_servers;
+  const models::TrainingWorkload& work = in.workloads[0].training;
+  models::TrainingWorkload w = work;
+  w.files = std::max<int64_t>(1, work.files / k);
+  const int mds_count = s.storage.design == StorageDesign::kPfs ? s.storage.pfs.mds_count : 0;
+
+  auto real_topology = models::build_topology(in.cluster, mds_count);
+  if (!real_topology.ok()) return real_topology.status();
+  auto topology = models::build_topology(s.cluster, mds_count);
+  if (!topology.ok()) return topology.status();
+  // The protocol's per-message software latency, paid once per message at the client NIC.
+  for (auto& l : topology->links) {
+    if (l.role == LinkRole::kClientNic) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
+  }
+
+  // The analytic bound over the full cluster, at the protocol's efficiency.
+  models::Topology bound_topology = *real_topology;
+  for (auto& l : bound_topology.links) {
+    if (l.role != LinkRole::kDrive && l.role != LinkRole::kClientMemory) {
+      l.forward_bytes_per_s *= s.storage.protocol.efficiency;
+      l.reverse_bytes_per_s *= s.storage.protocol.efficiency;
+    }
+  }
+  const models::MaxFlowBound bound = models::read_max_flow(bound_topology);
+
+  // ---- SimGrid
+  static int argc = 1;
+  static char arg0[] = "granary";
+  static char* argv[] = {arg0, nullptr};
+  sg4::Engine engine(&argc, argv);
+  configure_engine(engine);
+  PlatformOptions po;
+  po.network_efficiency = s.storage.protocol.efficiency;
+  po.storage_cores = s.cluster.storage.cpu_cores;
+  if (k > 1) po.link_scale = slice_link_scale(*real_topology, *topology);
+  auto platform = build_platform(*topology, po);
+  if (!platform.ok()) return platform.status();
+  SimEnv env(*topology, *platform, seed);
+
+  // ---- storage
+  World world;
+  services::DatasetSpec ds;
+  ds.name = in.workloads[0].name.empty() ? "dataset" : in.workloads[0].name;
+  ds.files = w.files;
+  ds.samples_per_file = w.samples_per_file;
+  ds.sample_bytes_mean = w.sample_bytes_mean;
+  ds.sample_bytes_stddev = w.sample_bytes_stddev;
+  auto dataset = services::Dataset::create(ds, env.random());
+  if (!dataset.ok()) return dataset.status();
+  world.dataset = std::make_unique<services::Dataset>(std::move(*dataset));
+
+  const double server_cpu_s = s.storage.protocol.server_cpu_us_per_op * 1e-6;
+  const double client_cpu_s = s.storage.protocol.client_cpu_us_per_op * 1e-6;
+  const uint64_t drive_capacity = static_cast<uint64_t>(s.cluster.storage.drive.capacity_tb * 1e12);
+  const int drives = static_cast<int>(topology->drives.size());
+  services::StorageBackend backend;
+
+  if (s.storage.design == StorageDesign::kRados) {
+    crush::CrushMap map;
+    if (!s.storage.rados.crush_map_path.empty() && k == 1) {
+      auto loaded = crush::load_text_map(s.storage.rados.crush_map_path);
+      if (!loaded.ok()) return loaded.status();
+      map = std::move(*loaded);
+      if (map.max_devices() != drives) {
+        return Status::invalid_argument(s.storage.rados.crush_map_path + ": the map has " +
+                                        std::to_string(map.max_devices()) + " OSDs, the cluster " +
+                                        std::to_string(drives) + " drives (one OSD per drive)");
+      }
+    } else {
+      crush::GeneratedMapSpec gm;
+      gm.hosts = s.cluster.storage.count;
+      gm.devices_per_host = s.cluster.storage.drives_per_node;
+      gm.device_weight = static_cast<uint32_t>(tib_weight(s.cluster.storage.drive.capacity_tb) * crush::kWeightOne);
+      auto generated = crush::generate_host_map(gm);
+      if (!generated.ok()) return generated.status();
+      map = std::move(*generated);
+    }
+    world.crush_map = std::make_unique<crush::CrushMap>(std::move(map));
+    placement::PoolSpec spec;
+    spec.pg_num = std::max<uint32_t>(1, s.storage.rados.pg_num / static_cast<uint32_t>(k));
+    spec.size = std::max(1, s.storage.rados.replicas);
+    spec.crush_rule = s.storage.rados.crush_rule >= 0 ? s.storage.rados.crush_rule : 0;
+    auto pool = placement::CrushPool::create(*world.crush_map, spec,
+                                             placement::OsdStates::all_up_in(world.crush_map->max_devices()));
+    if (!pool.ok()) return pool.status();
+    world.pool = std::make_unique<placement::CrushPool>(std::move(*pool));
+    layout::RbdLayoutSpec ls;
+    ls.object_size_bytes = s.storage.rados.object_size_bytes;
+    ls.stripe_unit_bytes = s.storage.rados.object_size_bytes;
+    auto rbd = layout::RbdLayout::create(ls);
+    if (!rbd.ok()) return rbd.status();
+    for (int d = 0; d < drives; ++d) world.stores.emplace(d, services::ObjectStore(drive_capacity));
+    if (Status st = services::populate_rados(*world.dataset, *rbd, *world.pool, world.stores); !st.ok()) return st;
+    for (int d = 0; d < drives; ++d) {
+      services::OsdServiceOptions o;
+      o.endpoint_name = services::osd_endpoint_name(d);
+      o.cpu_s_per_op = server_cpu_s;
+      world.object_services.push_back(std::make_unique<services::OsdService>(
+          env, env.host_of_drive(d), env.device(d), world.stores.at(d), o));
+    }
+    backend = services::RadosBackend{*rbd, world.pool.get()};
+  } else if (s.storage.design == StorageDesign::kPfs) {
+    std::vector<layout::Ost> osts;
+    for (int d = 0; d < drives; ++d) {
+      layout::Ost o;
+      o.index = static_cast<uint32_t>(d);
+      o.oss = static_cast<uint32_t>(d / s.cluster.storage.drives_per_node);
+      o.capacity_bytes = drive_capacity;
+      o.free_bytes = drive_capacity;
+      osts.push_back(o);
+    }
+    auto allocator = layout::OstAllocator::create(osts, {});
+    if (!allocator.ok()) return allocator.status();
+    layout::LustreLayoutSpec ls;
+    ls.stripe_size_bytes = s.storage.pfs.stripe_size_bytes;
+    ls.stripe_count = s.storage.pfs.stripe_count;
+    Random layout_rng = env.random().fork();
+    auto layouts = services::allocate_pfs_layouts(*world.dataset, *allocator, ls, layout_rng);
+    if (!layouts.ok()) return layouts.status();
+    world.pfs_layouts = std::make_unique<services::PfsLayouts>(std::move(*layouts));
+    for (int d = 0; d < drives; ++d) world.stores.emplace(d, services::ObjectStore(drive_capacity));
+    if (Status st = services::populate_pfs(*world.dataset, *world.pfs_layouts, world.stores); !st.ok()) return st;
+    for (int d = 0; d < drives; ++d) {
+      services::OsdServiceOptions o;
+      o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
+      o.cpu_s_per_op = server_cpu_s;
+      world.object_services.push_back(std::make_unique<services::OsdService>(
+          env, env.host_of_drive(d), env.device(d), world.stores.at(d), o));
+    }
+    // Metadata servers: each runs ops_per_s / k (the slice's share) with the given latency.
+    const double service_s = s.storage.pfs.mds_latency_us * 1e-6;
+    const double ops = s.storage.pfs.mds_ops_per_s / k;
+    const int parallel = std::max(1, static_cast<int>(std::lround(ops * service_s)));
+    for (int m = 0; m < mds_count; ++m) {
+      services::MetadataServiceOptions o;
+      o.endpoint_name = services::mds_endpoint_name(m);
+      o.parallel_ops = parallel;
+      o.service_time_s = parallel / ops;
+      world.mds.push_back(std::make_unique<services::MetadataService>(
+          env, topology->mds[m], world.dataset->sizes_by_path(), o));
+    }
+    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), 4ull << 20};
+  } else {
+    // NFS: each storage node is a filer head serving its files from its first drive.
+    const int heads = s.cluster.storage.count;
+    for (int h = 0; h < heads; ++h) world.stores.emplace(h, services::ObjectStore(drive_capacity));
+    if (Status st = services::populate_nfs(*world.dataset, world.stores); !st.ok()) return st;
+    for (int h = 0; h < heads; ++h) {
+      const int drive = h * s.cluster.storage.drives_per_node;
+      services::OsdServiceOptions o;
+      o.endpoint_name = services::nfs_endpoint_name(h);
+      o.cpu_s_per_op = server_cpu_s;
+      world.object_services.push_back(std::make_unique<services::OsdService>(
+          env, env.host_of_drive(drive), env.device(drive), world.stores.at(h), o));
+    }
+    backend = services::NfsBackend{heads, s.storage.nfs.rsize_bytes, 16};
+  }
+  for (auto& svc : world.object_services) svc->start();
+  for (auto& m : world.mds) m->start();
+
+  // ---- clients
+  const int accel = s.cluster.clients.accelerators_per_node;
+  const int total_gpus = plan.clients * accel;
+  const uint64_t shuffle_seed = env.random().next_u64();
+  world.clients.resize(plan.clients);
+  for (int c = 0; c < plan.clients; ++c) {
+    ClientNode& node = world.clients[c];
+    node.host = topology->clients[c];
+    services::StorageClientOptions co;
+    co.name = "client" + std::to_string(c);
+    co.cpu_s_per_op = client_cpu_s;
+    node.client = std::make_unique<services::StorageClient>(env, node.host, backend, co);
+    for (int g = 0; g < accel; ++g) {
+      services::GpuConsumerOptions go;
+      go.name = co.name + ".gpu" + std::to_string(g);
+      go.rank = c * accel + g;
+      go.accelerators = total_gpus;
+      go.read_threads = w.read_threads;
+      go.batch_size = w.batch_size;
+      go.prefetch_batches = w.prefetch_batches;
+      go.compute_s_per_step = w.compute_s_per_step;
+      go.epochs = w.epochs;
+      go.shuffle_seed = shuffle_seed;
+      node.gpus.push_back(std::make_unique<services::GpuConsumer>(env, node.host, *node.client, *world.dataset, go));
+    }
+  }
+  const int64_t steps_per_epoch = world.clients.front().gpus.front()->steps_per_epoch();
+  if (steps_per_epoch < 1) {
+    return Status::invalid_argument(in.source_path + ": workloads[0]: " + std::to_string(work.files) +
+                                    " files give each of the " + std::to_string(in.cluster.clients.count * accel) +
+                                    " accelerators less than one batch");
+  }
+  const int64_t total_steps = steps_per_epoch * w.epochs;
+  for (auto& node : world.clients) {
+    for (auto& gpu : node.gpus) gpu->start();
+  }
+
+  // ---- monitor: throughput series, progress, steady state
+  const double interval_s = std::max(0.05, std::min(1.0, w.compute_s_per_step * 2));
+  ThroughputSeries series(interval_s);
+  std::vector<double> au_series;
+  double stopped_at_s = -1;
+  // Bytes each link carried in the read direction, integrated from its instantaneous usage
+  // at every monitor tick (SimGrid's link-load plugin cannot be used: it crashes on the
+  // cancelled receives of daemons killed at the end of a run).
+  std::vector<double> link_bytes(topology->links.size(), 0.0);
+  std::vector<services::ClientStats> client_stats;
+  const HostId monitor_host = topology->clients.front();
+  env.spawn(
+      monitor_host, "monitor",
+      [&] {
+        double last_bytes = 0;
+        std::vector<double> window_rates;
+        for (;;) {
+          env.sleep_s(interval_s);
+          const double now = env.now_s();
+          for (size_t i = 0; i < link_bytes.size(); ++i) link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
+          double bytes = 0, au_sum = 0;
+          int64_t min_steps = total_steps;
+          for (auto& node : world.clients) {
+            for (auto& gpu : node.gpus) {
+              const auto& m = gpu->metrics();
+              bytes += static_cast<double>(m.bytes_read);
+              au_sum += partial_au(m, w.compute_s_per_step, now);
+              min_steps = std::min(min_steps, m.steps);
+            }
+          }
+          series.add(now - interval_s / 2, bytes - last_bytes);
+          window_rates.push_back((bytes - last_bytes) / interval_s);
+          last_bytes = bytes;
+          au_series.push_back(au_sum / total_gpus);
+          if (options.on_progress) {
+            options.on_progress(now, static_cast<double>(min_steps) / static_cast<double>(total_steps));
+          }
+          bool all_done = true;
+          for (auto& node : world.clients) {
+            for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
+          }
+          bool stop = !all_done && now >= s.simulation.max_simulated_s;
+          // Steady: every loader past its first steps and the throughput of the last two
+          // windows of 5 intervals within the tolerance of each other.
+          if (!all_done && plan.allow_early_stop && min_steps >= 3 && window_rates.size() >= 10) {
+            const size_t n = window_rates.size();
+            double a = 0, b = 0;
+            for (size_t i = n - 10; i < n - 5; ++i) a += window_rates[i];
+            for (size_t i = n - 5; i < n; ++i) b += window_rates[i];
+            stop = stop || (a > 0 && std::abs(b - a) / a <= s.simulation.steady_state_tolerance * 5);
+          }
+          if (all_done || stop) {
+            // Read the clients' figures here: their locks are Env semaphores, usable only
+            // from a task.
+            for (auto& node : world.clients) client_stats.push_back(node.client->stats());
+            if (stop) {
+              stopped_at_s = now;
+              sg4::Actor::kill_all();
+            }
+            return;
+          }
+        }
+      });
+
+  engine.run();
+  const double end_s = stopped_at_s >= 0 ? stopped_at_s : sg4::Engine::get_clock();
+
+  // ---- measurements
+  LatencyRecorder file_latency;
+  std::vector<double> aus;
+  double bytes = 0;
+  int64_t samples = 0;
+  double epoch_s = 0;
+  bool extrapolated = false;
+  Status first_error;
+  for (const auto& cs : client_stats) {
+    for (double l : cs.file_latency_s) file_latency.add(l);
+  }
+  for (auto& node : world.clients) {
+    for (auto& gpu : node.gpus) {
+      const auto& m = gpu->metrics();
+      if (first_error.ok() && stopped_at_s < 0 && !gpu->status().ok()) first_error = gpu->status();
+      bytes += static_cast<double>(m.bytes_read);
+      samples += m.steps * w.batch_size;
+      aus.push_back(stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au);
+      double finish = m.end_s;
+      if (stopped_at_s >= 0 && m.steps < total_steps) {
+        // Extrapolate the loader's steady step period to the rest of its epochs.
+        const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
+        const double period = m.steps > 0 ? (end_s - m.start_s - first_wait) / static_cast<double>(m.steps) : 0;
+        finish = m.start_s + first_wait + period * static_cast<double>(total_steps);
+        extrapolated = true;
+      }
+      epoch_s = std::max(epoch_s, finish / w.epochs);
+    }
+  }
+  if (!first_error.ok()) return first_error;
+  double au_mean = aus.empty() ? 0 : std::accumulate(aus.begin(), aus.end(), 0.0) / aus.size();
+  double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
+  double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());
+
+  // Per-resource utilisation over the measured span: bytes carried / (capacity x time).
+  std::map<std::string, std::pair<double, double>> by_role;  // role -> (sum util, count)
+  std::map<std::string, double> max_by_role;
+  for (size_t i = 0; i < topology->links.size(); ++i) {
+    const auto& l = topology->links[i];
+    // Reads flow forward (towards the clients) on every link of the topology.
+    sg4::Link* fwd = platform->forward[i];
+    const double cap = fwd->get_bandwidth();
+    const double util = end_s > 0 && cap > 0 ? std::min(1.0, link_bytes[i] / (cap * end_s)) : 0;
+    const std::string role = models::link_role_name(l.role);
+    by_role[role].first += util;
+    by_role[role].second += 1;
+    max_by_role[role] = std::max(max_by_role[role], util);
+  }
+
+  const double gib = std::ldexp(1.0, 30);
+  const double full_factor = static_cast<double>(k);
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {{"name", in.name}, {"source", in.source_path}, {"seed", seed}};
+  report["fidelity"] = {{"mode", fidelity_name(plan.fidelity)},
+                        {"slice_factor", k},
+                        {"simulated_client_nodes", plan.clients},
+                        {"simulated_storage_servers", plan.storage_servers},
+                        {"reason", plan.reason},
+                        {"stopped_at_steady_state", stopped_at_s >= 0 && extrapolated}};
+  nlohmann::json summary;
+  summary["accelerators"] = in.cluster.clients.count * accel;
+  summary["epoch_seconds"] = round_to(epoch_s, 6);
+  summary["epoch_extrapolated"] = extrapolated;
+  summary["simulated_seconds"] = round_to(end_s, 6);
+  summary["read_gibps_mean"] = round_to(end_s > 0 ? bytes * full_factor / end_s / gib : 0, 6);
+  summary["bytes_read"] = bytes * full_factor;
+  summary["samples_read"] = samples * k;
+  summary["steps_per_epoch"] = steps_per_epoch;
+  summary["accelerator_utilization"] = {{"mean", round_to(au_mean, 6)},
+                                        {"min", round_to(au_min, 6)},
+                                        {"max", round_to(au_max, 6)},
+                                        {"threshold", w.au_threshold},
+                                        {"meets_threshold", au_mean >= w.au_threshold}};
+  report["summary"] = summary;
+  nlohmann::json cut = nlohmann::json::array();
+  for (const auto& line : bound.bottleneck) cut.push_back(line);
+  report["bounds"] = {{"max_flow_gibps", round_to(bound.bytes_per_s / gib, 6)},
+                      {"bottleneck", bound.bottleneck.empty() ? std::string() : bound.bottleneck.front()},
+                      {"cut", cut}};
+  report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
+                                  {"count", file_latency.count()},
+                                  {"mean", round_to(file_latency.mean() * 1e3, 6)},
+                                  {"p50", round_to(file_latency.percentile(50) * 1e3, 6)},
+                                  {"p99", round_to(file_latency.percentile(99) * 1e3, 6)},
+                                  {"p999", round_to(file_latency.percentile(99.9) * 1e3, 6)},
+                                  {"max", round_to(file_latency.max() * 1e3, 6)}};
+  nlohmann::json util;
+  for (const auto& [role, sum] : by_role) {
+    util[role] = {{"mean", round_to(sum.first / sum.second, 6)}, {"max", round_to(max_by_role[role], 6)}};
+  }
+  report["utilization"] = util;
+  nlohmann::json rates = nlohmann::json::array();
+  for (double r : series.rates(end_s)) rates.push_back(round_to(r * full_factor / gib, 6));
+  nlohmann::json aus_json = nlohmann::json::array();
+  for (double a : au_series) aus_json.push_back(round_to(a, 6));
+  report["series"] = {{"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
+  return report;
+}
+
+}  // namespace granary::sim
