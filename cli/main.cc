@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "granary 0.1.0");
   granary::cli::ExitCode code;
   granary::cli::register_crush_commands(app, code);
+  granary::cli::register_validate_command(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -35,11 +35,13 @@ struct NicProfile {
 
 // How a storage protocol costs: per message and per byte, on both ends.
 struct ProtocolProfile {
-  std::string name;                   // rdma, tcp, nvmeof-rdma, nvme-tcp, iscsi, nfs-rdma, nfs-tcp
+  // rdma, tcp (Ceph's messenger), nvmeof-rdma, nvme-tcp, iscsi, nfs-rdma, nfs-tcp, lnet-rdma,
+  // lnet-tcp (Lustre LNet)
+  std::string name;
   double message_latency_us = 0;      // software latency added to each message, one way
   double client_cpu_us_per_op = 0;    // CPU time per request on the client
   double server_cpu_us_per_op = 0;    // CPU time per request on the server
-  double cpu_us_per_mib = 0;          // CPU time per MiB moved (copies, checksums; 0 for RDMA)
+  double cpu_us_per_mib = 0;          // CPU time per MiB moved (copies, checksums; 0 if zero-copy)
   double efficiency = 1.0;            // goodput / line rate (headers, framing, congestion)
   bool zero_copy = false;             // data lands in the final buffer without a CPU copy
 };

@@ -1,0 +1,365 @@
+// The built-in catalog. Every number carries its source. "Datasheet" figures are vendors'
+// maximums (fresh drive, best queue depth); "estimate" marks a figure derived from first
+// principles or from a neighbouring product where no vendor figure is published, with the
+// reasoning next to it. Prices are 0 ("unknown") until the priced catalog arrives.
+#include "models/catalog.h"
+
+namespace granary::models {
+
+namespace {
+
+// ---- drives
+
+DriveProfile samsung_pm9a3() {
+  // Samsung PM9A3 7.68 TB, U.2, PCIe 4.0 x4, TLC V-NAND (MZQL27T6HBLA). Sequential and random
+  // figures from Samsung's PM9A3 data sheet as listed for the 3.84/7.68 TB models (128 KiB
+  // sequential, 4 KiB random at QD32 x 4 jobs). The 2020 launch announcement quoted up to
+  // 6.5 GB/s and 900k/200k IOPS for the U.2 model (heise.de, 2020-05); the later data sheet
+  // figures are used.
+  DriveProfile d;
+  d.name = "samsung-pm9a3-7.68tb";
+  d.kind = DriveKind::kNvme;
+  d.capacity_tb = 7.68;
+  d.read_gbytes_per_s = 6.9;
+  d.write_gbytes_per_s = 4.1;
+  d.read_kiops = 1000;
+  d.write_kiops = 180;
+  // Samsung's PM983 data sheet gives 85 us typical 4 KiB random read latency; the PM9A3 brief
+  // quotes ~80 us for its generation.
+  d.read_latency_us = 80;
+  // Estimate: posted writes complete from the drive's power-protected DRAM; Kioxia lists
+  // 14 us for its CD7 (computerbase.de, 2021-11), 20 us allows for a busier controller.
+  d.write_latency_us = 20;
+  d.queue_depth = 128;  // the data sheet's 32 outstanding I/Os x 4 jobs
+  return d;
+}
+
+DriveProfile kioxia_cm7r() {
+  // Kioxia CM7-R 7.68 TB, PCIe 5.0 x4 (U.2/E3.S), read-intensive. Kioxia CM7 series product
+  // brief: up to 14,000 MB/s sequential read, 6,750 MB/s sequential write, 2,700k random read
+  // IOPS, 310k random write IOPS (7.68 TB, 1 DWPD model).
+  DriveProfile d;
+  d.name = "kioxia-cm7r-7.68tb";
+  d.kind = DriveKind::kNvme;
+  d.capacity_tb = 7.68;
+  d.read_gbytes_per_s = 14.0;
+  d.write_gbytes_per_s = 6.75;
+  d.read_kiops = 2700;
+  d.write_kiops = 310;
+  // Estimate: Kioxia publishes 75/14 us read/write for its PCIe 5.0 CD7 (computerbase.de,
+  // 2021-11) and reported gen-5 prototype read latency at 77% of its gen-4 drives; 70 us.
+  d.read_latency_us = 70;
+  d.write_latency_us = 14;
+  d.queue_depth = 256;
+  return d;
+}
+
+DriveProfile micron_5400pro() {
+  // Micron 5400 PRO 7.68 TB, SATA 6 Gb/s, 2.5-inch, 176-layer TLC. Micron 5400 product brief
+  // (blocksandfiles.com, 2022-06-29): 540 MB/s read, 520 MB/s write, 95k/37k random IOPS.
+  DriveProfile d;
+  d.name = "micron-5400pro-7.68tb";
+  d.kind = DriveKind::kSataSsd;
+  d.capacity_tb = 7.68;
+  d.read_gbytes_per_s = 0.54;
+  d.write_gbytes_per_s = 0.52;
+  d.read_kiops = 95;
+  d.write_kiops = 37;
+  // Estimate: NVMe-class NAND read (~80 us) plus the AHCI/SATA command path; Micron's older
+  // P400m SATA drive listed 510-570 us under load, typical QD1 reads of current SATA drives
+  // are ~100-150 us.
+  d.read_latency_us = 120;
+  d.write_latency_us = 40;  // estimate: posted to the drive's power-protected cache
+  d.queue_depth = 32;       // SATA NCQ: 32 command slots
+  return d;
+}
+
+DriveProfile seagate_exos_x20() {
+  // Seagate Exos X20 20 TB, 7,200 rpm, helium, CMR (ST20000NM007D). Exos X20 data sheet:
+  // 285 MB/s maximum sustained transfer rate (outer diameter; blocksandfiles.com 2022-03-28),
+  // 4 KiB random read 168 IOPS and random write 550 IOPS (QD16, write cache enabled for
+  // writes), 4.16 ms average latency.
+  DriveProfile d;
+  d.name = "seagate-exos-x20-20tb";
+  d.kind = DriveKind::kHdd;
+  d.capacity_tb = 20;
+  d.read_gbytes_per_s = 0.285;
+  d.write_gbytes_per_s = 0.285;
+  d.read_kiops = 0.168;
+  d.write_kiops = 0.55;
+  // The data sheet's "average latency" is half a rotation at 7,200 rpm (4.16 ms); a random
+  // read at queue depth 1 also seeks (several ms more), which read_kiops accounts for.
+  d.read_latency_us = 4160;
+  d.write_latency_us = 4160;
+  d.queue_depth = 16;
+  return d;
+}
+
+// ---- NICs
+
+NicProfile nic(const char* name, double gbps, double latency_us) {
+  NicProfile n;
+  n.name = name;
+  n.gbps = gbps;
+  n.ports = 1;
+  n.latency_us = latency_us;
+  return n;
+}
+
+// ---- protocols
+
+ProtocolProfile protocol(const char* name, double message_latency_us, double client_cpu_us_per_op,
+                         double server_cpu_us_per_op, double cpu_us_per_mib, double efficiency,
+                         bool zero_copy) {
+  ProtocolProfile p;
+  p.name = name;
+  p.message_latency_us = message_latency_us;
+  p.client_cpu_us_per_op = client_cpu_us_per_op;
+  p.server_cpu_us_per_op = server_cpu_us_per_op;
+  p.cpu_us_per_mib = cpu_us_per_mib;
+  p.efficiency = efficiency;
+  p.zero_copy = zero_copy;
+  return p;
+}
+
+std::vector<ProtocolProfile> make_protocols() {
+  return {
+      // Ceph's messenger over RDMA (ms_type async+rdma). Server CPU: Ceph's hardware
+      // recommendations and M. Nelson, "Ceph OSD CPU Scaling" (ceph.io, 2022) size an NVMe OSD
+      // at 1 core per 1,000-3,000 IOPS (333-1,000 us per op, writes included) and per
+      // 200-500 MB/s; reads are the cheap end, so 250 us per op (messenger, PG, BlueStore
+      // read path). Per MiB (estimate): crc32c on the wire (ms_crc_data) and in BlueStore at
+      // ~10 GB/s per core (~200 us together with the copy into registered buffers, which
+      // Ceph's RDMA messenger makes: not zero-copy). Latency (estimate): ~10 us one way in the
+      // messenger and dispatch over verbs. Efficiency (estimate): as NFS over RDMA below plus
+      // the messenger's larger frames, 0.85.
+      protocol("rdma", 10, 20, 250, 200, 0.85, false),
+      // Ceph's messenger over kernel TCP (ms_type async+posix). As above plus the socket
+      // copies and TCP processing: Linux moves ~3-4 GB/s per core through a TCP receive with
+      // copies, ~300 us per MiB more (estimate); ~25 us one way through the stack and the
+      // messenger's event loop (estimate); efficiency 0.80 (estimate, single-flow TCP with
+      // 9000-byte MTU and Ceph framing).
+      protocol("tcp", 25, 30, 300, 500, 0.80, false),
+      // NVMe over Fabrics, RDMA transport. SPDK's NVMe-oF RDMA performance reports add ~5 us
+      // per direction over local NVMe and reach ~3 us of target CPU per 4 KiB I/O (hundreds of
+      // kIOPS per core); the kernel initiator costs a few us. Data moves by RDMA READ/WRITE
+      // straight into the host's buffers: zero-copy, no per-byte CPU. Efficiency 0.93
+      // (estimate: InfiniBand/RoCE headers on 4 KiB MTU plus NVMe capsules).
+      protocol("nvmeof-rdma", 5, 3, 3, 0, 0.93, true),
+      // NVMe/TCP: ~10-15 us more per round trip than RDMA (SPDK NVMe-oF TCP performance
+      // reports; vendor comparisons quote 25-40 us against 10-20 us end to end). Per MiB: the
+      // socket copies (estimate 150 us, data digest off). Efficiency 0.90 (estimate).
+      protocol("nvme-tcp", 12, 6, 8, 150, 0.90, false),
+      // iSCSI (open-iscsi initiator, LIO target): SCSI command processing on both ends and
+      // the TCP copies; 40 us one way, 15/25 us per op, 300 us per MiB, efficiency 0.85
+      // (estimates: the kernel iSCSI path is about twice the work of NVMe/TCP).
+      protocol("iscsi", 40, 15, 25, 300, 0.85, false),
+      // NFS over RDMA (knfsd, RPC-over-RDMA with direct data placement). NVIDIA GPUDirect
+      // Storage design guide: 9.48 GiB/s read on one 100 Gb/s link = 10.18 GB/s of 12.5 GB/s,
+      // efficiency 0.81; 4 KiB random reads at ~234k IOPS and 137 us, of which the drive is
+      // ~80 us: ~25 us one way for RPC and nfsd (estimate 20 us messaging + CPU below).
+      protocol("nfs-rdma", 20, 10, 20, 0, 0.81, true),
+      // NFS over TCP: the RPC over sockets, with copies on the client (estimate 400 us per
+      // MiB on both ends together with TCP processing), 35 us one way, efficiency 0.75
+      // (estimate: one TCP connection per mount without nconnect).
+      protocol("nfs-tcp", 35, 15, 30, 400, 0.75, false),
+      // Lustre LNet over RDMA (o2iblnd): bulk data by RDMA, zero-copy. lnet_selftest on EDR
+      // InfiniBand (100 Gb/s) commonly reaches ~11 GB/s (efficiency 0.9); per-RPC cost on the
+      // OSS ~30 us (estimate: ptlrpc service thread plus OST I/O setup); 8 us one way.
+      protocol("lnet-rdma", 8, 10, 30, 0, 0.90, true),
+      // Lustre LNet over TCP (ksocklnd): as above with socket copies (estimate 400 us per
+      // MiB), 20 us one way, efficiency 0.80 (estimate).
+      protocol("lnet-tcp", 20, 15, 40, 400, 0.80, false),
+  };
+}
+
+// ---- accelerators
+
+AcceleratorProfile accelerator(const char* name, double unet3d, double resnet50, double cosmoflow) {
+  AcceleratorProfile a;
+  a.name = name;
+  a.compute_s_per_step = {{"unet3d", unet3d}, {"resnet50", resnet50}, {"cosmoflow", cosmoflow}};
+  // MLPerf Storage: about 0.5 GB of host memory per simulated accelerator.
+  a.host_memory_gib = 0.5;
+  return a;
+}
+
+std::vector<AcceleratorProfile> make_accelerators() {
+  return {
+      // MLPerf Storage v0.5 / DLIO configs (*_v100.yaml): unet3d 1.3604 s at batch 4,
+      // resnet50 0.195 s at batch 64, cosmoflow 0.00936 s at batch 1. Scaled linearly to the
+      // v1.0 batch sizes of the presets below (unet3d 7, resnet50 400), since a step here
+      // is one v1.0 batch: unet3d 1.3604 x 7/4 = 2.3807 s, resnet50 0.195 x 400/64 = 1.21875 s.
+      accelerator("v100", 1.3604 * 7 / 4, 0.195 * 400 / 64, 0.00936),
+      // MLPerf Storage v1.0 (mlcommons/storage configs/dlio/workload/*_a100.yaml).
+      accelerator("a100", 0.636, 0.435, 0.00551),
+      // MLPerf Storage v1.0 (mlcommons/storage configs/dlio/workload/*_h100.yaml).
+      accelerator("h100", 0.323, 0.224, 0.00350),
+  };
+}
+
+// ---- MLPerf Storage v1.0 training workloads (mlcommons/storage configs/dlio/workload, same
+// values at tag v1.0.1 under storage-conf/workload). Prefetch is DLIO's default (2 batches);
+// compute time per step comes from the accelerator.
+
+TrainingWorkload training(const char* name, double mean, double sd, int samples_per_file,
+                          int64_t files, int batch, int threads, double au, const char* format) {
+  TrainingWorkload w;
+  w.name = name;
+  w.sample_bytes_mean = mean;
+  w.sample_bytes_stddev = sd;
+  w.samples_per_file = samples_per_file;
+  w.files = files;
+  w.batch_size = batch;
+  w.read_threads = threads;
+  w.prefetch_batches = 2;
+  w.compute_s_per_step = 0;
+  w.epochs = 5;  // train.epochs: 5 in all three configs
+  w.au_threshold = au;
+  w.file_format = format;
+  return w;
+}
+
+std::vector<TrainingWorkload> make_workloads() {
+  return {
+      // unet3d_*.yaml: npz, record_length_bytes 146600628 +- 68341808, 1 sample per file,
+      // 168 files, batch 7, 4 read threads, metric.au 0.90.
+      training("unet3d", 146600628, 68341808, 1, 168, 7, 4, 0.90, "npz"),
+      // resnet50_*.yaml: tfrecord, record_length_bytes 114660.07 (resized to 150528 in
+      // memory, which storage never sees), 1251 samples per file, 1024 files, batch 400,
+      // 8 read threads, metric.au 0.90.
+      training("resnet50", 114660.07, 0, 1251, 1024, 400, 8, 0.90, "tfrecord"),
+      // cosmoflow_*.yaml: tfrecord, record_length_bytes 2828486 +- 71311, 1 sample per file,
+      // 524288 files, batch 1, 4 read threads; Submission_guidelines.md: minimum AU 0.70.
+      training("cosmoflow", 2828486, 71311, 1, 524288, 1, 4, 0.70, "tfrecord"),
+  };
+}
+
+template <typename T>
+std::vector<std::string> names_of(const std::vector<T>& profiles) {
+  std::vector<std::string> names;
+  names.reserve(profiles.size());
+  for (const T& p : profiles) names.push_back(p.name);
+  return names;
+}
+
+template <typename T>
+Result<T> find(const std::vector<T>& profiles, std::string_view name, const char* what) {
+  for (const T& p : profiles) {
+    if (p.name == name) return p;
+  }
+  std::string known;
+  for (const T& p : profiles) known += (known.empty() ? "" : ", ") + p.name;
+  return Status::not_found("unknown " + std::string(what) + " '" + std::string(name) +
+                           "' (known: " + known + ")");
+}
+
+}  // namespace
+
+const std::vector<DriveProfile>& drive_profiles() {
+  static const std::vector<DriveProfile> kDrives = {kioxia_cm7r(), samsung_pm9a3(),
+                                                    micron_5400pro(), seagate_exos_x20()};
+  return kDrives;
+}
+
+const std::vector<NicProfile>& nic_profiles() {
+  // Latency is the NIC's own (one way, plus a few metres of cable). NVIDIA's ConnectX-6 and
+  // ConnectX-7 product briefs quote sub-600 ns RDMA latency; 0.6 us. The 25 GbE adapter
+  // (ConnectX-4 Lx / ConnectX-6 Lx class) has no such figure: 1.0 us (estimate).
+  static const std::vector<NicProfile> kNics = {
+      nic("connectx4lx-25g", 25, 1.0),  // 25 GbE, SFP28
+      nic("connectx6-100g", 100, 0.6),  // HDR100 InfiniBand / 100 GbE, QSFP56
+      nic("connectx6-200g", 200, 0.6),  // HDR InfiniBand / 200 GbE, QSFP56
+      nic("connectx7-400g", 400, 0.6),  // NDR InfiniBand / 400 GbE, OSFP
+  };
+  return kNics;
+}
+
+const std::vector<ProtocolProfile>& protocol_profiles() {
+  static const std::vector<ProtocolProfile> kProtocols = make_protocols();
+  return kProtocols;
+}
+
+const std::vector<AcceleratorProfile>& accelerator_profiles() {
+  static const std::vector<AcceleratorProfile> kAccelerators = make_accelerators();
+  return kAccelerators;
+}
+
+const std::vector<TrainingWorkload>& mlperf_workloads() {
+  static const std::vector<TrainingWorkload> kWorkloads = make_workloads();
+  return kWorkloads;
+}
+
+std::vector<std::string> drive_profile_names() {
+  return names_of(drive_profiles());
+}
+std::vector<std::string> nic_profile_names() {
+  return names_of(nic_profiles());
+}
+std::vector<std::string> protocol_profile_names() {
+  return names_of(protocol_profiles());
+}
+std::vector<std::string> accelerator_profile_names() {
+  return names_of(accelerator_profiles());
+}
+std::vector<std::string> mlperf_workload_names() {
+  return names_of(mlperf_workloads());
+}
+
+Result<DriveProfile> drive_profile(std::string_view name) {
+  return find(drive_profiles(), name, "drive profile");
+}
+Result<NicProfile> nic_profile(std::string_view name) {
+  return find(nic_profiles(), name, "NIC profile");
+}
+Result<ProtocolProfile> protocol_profile(std::string_view name) {
+  return find(protocol_profiles(), name, "protocol");
+}
+Result<AcceleratorProfile> accelerator_profile(std::string_view name) {
+  return find(accelerator_profiles(), name, "accelerator");
+}
+Result<TrainingWorkload> mlperf_workload(std::string_view name) {
+  return find(mlperf_workloads(), name, "MLPerf Storage workload");
+}
+
+const std::vector<std::string>& protocols_for_design(StorageDesign design) {
+  static const std::vector<std::string> kRados = {"rdma", "tcp"};
+  static const std::vector<std::string> kPfs = {"lnet-rdma", "lnet-tcp"};
+  static const std::vector<std::string> kNfs = {"nfs-rdma", "nfs-tcp"};
+  switch (design) {
+    case StorageDesign::kRados:
+      return kRados;
+    case StorageDesign::kPfs:
+      return kPfs;
+    case StorageDesign::kNfs:
+      return kNfs;
+  }
+  GRANARY_CHECK(false);
+  return kRados;
+}
+
+std::string_view storage_design_name(StorageDesign design) {
+  switch (design) {
+    case StorageDesign::kRados:
+      return "rados";
+    case StorageDesign::kPfs:
+      return "pfs";
+    case StorageDesign::kNfs:
+      return "nfs";
+  }
+  return "?";
+}
+
+std::string_view drive_kind_name(DriveKind kind) {
+  switch (kind) {
+    case DriveKind::kNvme:
+      return "nvme";
+    case DriveKind::kSataSsd:
+      return "sata-ssd";
+    case DriveKind::kHdd:
+      return "hdd";
+  }
+  return "?";
+}
+
+}  // namespace granary::models

@@ -1,0 +1,972 @@
+// Scenario format 1: JSON -> Scenario, with one-line errors. The validator walks the document
+// once, in the order docs/scenario-format.md lists the keys, and stops at the first problem.
+// Internally a problem is thrown as a ScenarioError and turned into a Status at the boundary.
+#include "models/scenario_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "engine/crush/crush_map.h"
+#include "engine/crush/text_format.h"
+#include "models/catalog.h"
+
+namespace granary::models {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * 1024;
+
+struct ScenarioError {
+  std::string message;
+};
+
+// ---- formatting
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+// A JSON value as the "found ..." part of a message: short and on one line.
+std::string describe(const json& j) {
+  switch (j.type()) {
+    case json::value_t::object:
+      return j.empty() ? "an empty object" : "an object";
+    case json::value_t::array:
+      return j.empty() ? "an empty array" : "an array";
+    case json::value_t::number_float:
+      if (!std::isfinite(j.get<double>())) return "a non-finite number";
+      return j.dump();
+    case json::value_t::string: {
+      std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+      if (s.size() > 60) s = s.substr(0, 56) + "...\"";
+      return s;
+    }
+    default:
+      return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+// "cluster" + "clients" -> "cluster.clients"; odd keys are quoted so a path stays one line.
+std::string join(const std::string& path, std::string_view key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
+  });
+  if (!plain) {
+    return path + "[" +
+           json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
+  }
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Optimal string alignment distance (Levenshtein plus adjacent transpositions), ignoring case.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// ---- ranges
+
+struct IntRange {
+  int64_t min = 0;
+  int64_t max = kIntMax;
+  std::string describe() const {
+    if (max == kIntMax) return "an integer >= " + std::to_string(min);
+    return "an integer in " + std::to_string(min) + ".." + std::to_string(max);
+  }
+  bool contains(int64_t v) const { return v >= min && v <= max; }
+};
+
+struct NumRange {
+  double min = 0;
+  bool min_open = false;  // true: > min, false: >= min
+  double max = kInf;
+  bool max_open = false;
+  std::string describe() const {
+    std::string s = std::string("a number ") + (min_open ? "> " : ">= ") + num(min);
+    if (max != kInf) s += std::string(" and ") + (max_open ? "< " : "<= ") + num(max);
+    return s;
+  }
+  bool contains(double v) const {
+    if (!std::isfinite(v)) return false;
+    if (min_open ? !(v > min) : !(v >= min)) return false;
+    if (max != kInf && (max_open ? !(v < max) : !(v <= max))) return false;
+    return true;
+  }
+};
+
+const NumRange kPositive{0, true};
+const NumRange kNonNegative{0, false};
+
+std::optional<int64_t> as_integer(const json& j) {
+  if (j.is_number_integer() && !j.is_number_unsigned()) return j.get<int64_t>();
+  if (j.is_number_unsigned()) {
+    const uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(kIntMax)) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (j.is_number_float()) {
+    const double d = j.get<double>();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.2e18) {
+      return static_cast<int64_t>(d);
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- the document
+
+class Context {
+ public:
+  Context(std::string source, fs::path base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw ScenarioError{source_ + ": " + (path.empty() ? "" : path + ": ") + what};
+  }
+  [[noreturn]] void expected(const std::string& path, const std::string& what,
+                             const json* found) const {
+    fail(path, "expected " + what + ", found " + (found ? describe(*found) : "nothing"));
+  }
+  const fs::path& base_dir() const { return base_dir_; }
+
+ private:
+  std::string source_;
+  fs::path base_dir_;
+};
+
+// One JSON object of the document, its keys checked against the known ones on construction.
+class Obj {
+ public:
+  Obj(const Context& ctx, const json& j, std::string path, std::vector<std::string_view> known)
+      : ctx_(ctx), j_(j), path_(std::move(path)) {
+    if (!j.is_object()) ctx.expected(path_, "an object", &j);
+    for (const auto& [key, value] : j.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string_view best;
+      size_t best_d = std::numeric_limits<size_t>::max();
+      for (std::string_view k : known) {
+        const size_t d = edit_distance(key, k);
+        if (d < best_d) best_d = d, best = k;
+      }
+      if (best_d <= std::max<size_t>(2, key.size() / 3) && best_d < key.size()) {
+        ctx.fail(join(path_, key), "unknown key (did you mean '" + std::string(best) + "'?)");
+      }
+      std::vector<std::string> names(known.begin(), known.end());
+      ctx.fail(join(path_, key), "unknown key (expected one of: " + list(names) + ")");
+    }
+  }
+
+  const Context& ctx() const { return ctx_; }
+  std::string path_of(std::string_view key) const { return join(path_, key); }
+  bool has(std::string_view key) const { return j_.contains(key); }
+  const json* find(std::string_view key) const {
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& what) const {
+    ctx_.fail(path_of(key), what);
+  }
+  [[noreturn]] void expected(std::string_view key, const std::string& what) const {
+    ctx_.expected(path_of(key), what, find(key));
+  }
+
+  int64_t integer(std::string_view key, IntRange r, std::optional<int64_t> def) const {
+    const json* v = find(key);
+    if (!v) {
+      if (def) return *def;
+      expected(key, r.describe());
+    }
+    const auto i = as_integer(*v);
+    if (!i || !r.contains(*i)) expected(key, r.describe());
+    return *i;
+  }
+  int int32(std::string_view key, IntRange r, std::optional<int64_t> def) const {
+    const int64_t v = integer(key, r, def);
+    if (v > std::numeric_limits<int>::max()) {
+      expected(key, IntRange{r.min, std::numeric_limits<int>::max()}.describe());
+    }
+    return static_cast<int>(v);
+  }
+  double number(std::string_view key, NumRange r, std::optional<double> def) const {
+    const json* v = find(key);
+    if (!v) {
+      if (def) return *def;
+      expected(key, r.describe());
+    }
+    if (!v->is_number() || !r.contains(v->get<double>())) expected(key, r.describe());
+    return v->get<double>();
+  }
+  bool boolean(std::string_view key, bool def) const {
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_boolean()) expected(key, "true or false");
+    return v->get<bool>();
+  }
+  std::string string(std::string_view key, std::optional<std::string> def,
+                     const char* what = "a non-empty string") const {
+    const json* v = find(key);
+    if (!v) {
+      if (def) return *def;
+      expected(key, what);
+    }
+    if (!v->is_string() || v->get_ref<const std::string&>().empty()) expected(key, what);
+    return v->get<std::string>();
+  }
+  std::string text(std::string_view key) const {  // any string, empty included
+    const json* v = find(key);
+    if (!v) return "";
+    if (!v->is_string()) expected(key, "a string");
+    return v->get<std::string>();
+  }
+  template <typename E>
+  E choice(std::string_view key, std::initializer_list<std::pair<const char*, E>> choices,
+           std::optional<E> def) const {
+    std::string names;
+    for (const auto& c : choices)
+      names += std::string(names.empty() ? "" : " or ") + "'" + c.first + "'";
+    const json* v = find(key);
+    if (!v) {
+      if (def) return *def;
+      expected(key, names);
+    }
+    if (v->is_string()) {
+      for (const auto& c : choices) {
+        if (v->get_ref<const std::string&>() == c.first) return c.second;
+      }
+    }
+    expected(key, names);
+  }
+  // A size given in a unit (KiB, MiB) converted to bytes; it must be a whole multiple of
+  // `align` bytes within [min_bytes, max_bytes].
+  uint64_t size_bytes(std::string_view key, uint64_t unit, const char* unit_name,
+                      uint64_t min_bytes, uint64_t max_bytes, uint64_t align,
+                      uint64_t def_bytes) const {
+    const json* v = find(key);
+    if (!v) return def_bytes;
+    const double u = static_cast<double>(unit);
+    std::string what = "a number of " + std::string(unit_name) + " from " +
+                       num(static_cast<double>(min_bytes) / u) + " to " +
+                       num(static_cast<double>(max_bytes) / u);
+    if (align > 1) {
+      what += " that is a whole multiple of " +
+              (align % kMiB == 0 ? num(static_cast<double>(align / kMiB)) + " MiB"
+                                 : num(static_cast<double>(align) / 1024.0) + " KiB");
+    }
+    if (!v->is_number()) expected(key, what);
+    const double x = v->get<double>();
+    if (!std::isfinite(x)) expected(key, what);
+    const double bytes = x * u;
+    if (bytes < static_cast<double>(min_bytes) || bytes > static_cast<double>(max_bytes)) {
+      expected(key, what);
+    }
+    const uint64_t whole = static_cast<uint64_t>(std::llround(bytes));
+    if (std::fabs(bytes - static_cast<double>(whole)) > 1e-6 || whole % align != 0) {
+      expected(key, what);
+    }
+    return whole;
+  }
+
+  Obj object(std::string_view key, std::vector<std::string_view> known) const {
+    const json* v = find(key);
+    if (!v) expected(key, "an object");
+    return Obj(ctx_, *v, path_of(key), std::move(known));
+  }
+
+ private:
+  const Context& ctx_;
+  const json& j_;
+  std::string path_;
+};
+
+// ---- JSON text -> json, with line:column for syntax errors and duplicate keys rejected
+
+struct LineCol {
+  size_t line = 1, col = 1;
+};
+
+LineCol line_col(std::string_view text, size_t offset) {
+  LineCol lc;
+  offset = std::min(offset, text.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++lc.line;
+      lc.col = 1;
+    } else {
+      ++lc.col;
+    }
+  }
+  return lc;
+}
+
+// nlohmann reports the position after the offending token; step back to where it starts
+// (a string's opening quote, a number's or literal's first character).
+size_t token_start(std::string_view text, size_t last) {
+  if (last >= text.size()) return last;
+  auto word = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '+' || c == '-';
+  };
+  if (text[last] == '"') {
+    for (size_t i = last; i-- > 0;) {
+      if (text[i] == '\n') break;
+      if (text[i] != '"') continue;
+      size_t backslashes = 0;
+      for (size_t k = i; k-- > 0 && text[k] == '\\';) ++backslashes;
+      if (backslashes % 2 == 0) return i;
+    }
+    return last;
+  }
+  size_t i = last;
+  while (i > 0 && word(text[last]) && word(text[i - 1])) --i;
+  return i;
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  return s;
+}
+
+// Follows the parser's events to know the path of each key, and records the first key that
+// appears twice in one object (nlohmann would silently keep the last).
+class DuplicateKeys {
+ public:
+  bool event(json::parse_event_t ev, const json& parsed) {
+    switch (ev) {
+      case json::parse_event_t::object_start:
+        frames_.push_back(Frame{false, 0, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back(Frame{true, 0, {}, {}});
+        break;
+      case json::parse_event_t::key:
+        if (!frames_.empty() && parsed.is_string()) {
+          Frame& f = frames_.back();
+          f.key = parsed.get<std::string>();
+          if (!f.keys.insert(f.key).second && !duplicate_) duplicate_ = path();
+        }
+        break;
+      case json::parse_event_t::value:
+        if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+        break;
+    }
+    return true;
+  }
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool is_array;
+    size_t index;
+    std::string key;
+    std::set<std::string> keys;
+  };
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      p = f.is_array ? p + "[" + std::to_string(f.index) + "]" : join(p, f.key);
+    }
+    return p;
+  }
+  std::vector<Frame> frames_;
+  std::optional<std::string> duplicate_;
+};
+
+json parse_json(const Context& ctx, const std::string& source, std::string_view text) {
+  DuplicateKeys dups;
+  json j;
+  try {
+    j = json::parse(
+        text.begin(), text.end(),
+        [&dups](int, json::parse_event_t ev, json& parsed) { return dups.event(ev, parsed); },
+        /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    // e.byte counts the characters read; the offending token ends with the last of them.
+    std::string what = e.what();
+    size_t last = e.byte > 0 ? e.byte - 1 : 0;
+    // An invalid literal ("tru }") is reported at the character that ended it.
+    if (what.find("invalid literal") != std::string::npos && last > 0 && last < text.size() &&
+        (text[last] == ' ' || text[last] == '\n' || text[last] == '\t' || text[last] == '\r' ||
+         text[last] == ',' || text[last] == '}' || text[last] == ']')) {
+      --last;
+    }
+    const LineCol lc = line_col(text, token_start(text, last));
+    const size_t at = what.find("parse error");
+    const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+                        ": invalid JSON: " + one_line(what)};
+  } catch (const json::exception& e) {
+    // Number overflow ("number overflow parsing '1e400'") carries no position: find the token.
+    std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    std::string where = source;
+    const size_t q1 = what.find('\'');
+    const size_t q2 = q1 == std::string::npos ? q1 : what.find('\'', q1 + 1);
+    if (q2 != std::string::npos) {
+      const size_t pos = text.find(what.substr(q1 + 1, q2 - q1 - 1));
+      if (pos != std::string_view::npos) {
+        const LineCol lc = line_col(text, pos);
+        where += ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+      }
+    }
+    throw ScenarioError{where + ": invalid JSON: " + one_line(what)};
+  }
+  if (dups.duplicate()) ctx.fail(*dups.duplicate(), "duplicate key (the object has it earlier)");
+  return j;
+}
+
+// ---- profiles with overrides
+
+template <typename T>
+T resolve(const Obj& o, std::string_view key, Result<T> (*lookup)(std::string_view)) {
+  const std::string name = o.string(key, std::nullopt, "a profile name (a string)");
+  Result<T> r = lookup(name);
+  if (!r.ok()) o.fail(key, r.status().message());
+  return std::move(r).value();
+}
+
+DriveProfile parse_drive(const Obj& o) {
+  DriveProfile d = resolve<DriveProfile>(o, "profile", &drive_profile);
+  d.kind = o.choice<DriveKind>(
+      "kind",
+      {{"nvme", DriveKind::kNvme}, {"sata-ssd", DriveKind::kSataSsd}, {"hdd", DriveKind::kHdd}},
+      d.kind);
+  d.capacity_tb = o.number("capacity_tb", kPositive, d.capacity_tb);
+  d.read_gbytes_per_s = o.number("read_gbytes_per_s", kPositive, d.read_gbytes_per_s);
+  d.write_gbytes_per_s = o.number("write_gbytes_per_s", kPositive, d.write_gbytes_per_s);
+  d.read_kiops = o.number("read_kiops", kPositive, d.read_kiops);
+  d.write_kiops = o.number("write_kiops", kPositive, d.write_kiops);
+  const NumRange latency{0, true, 1e6};  // up to one second
+  d.read_latency_us = o.number("read_latency_us", latency, d.read_latency_us);
+  d.write_latency_us = o.number("write_latency_us", latency, d.write_latency_us);
+  d.queue_depth = o.int32("queue_depth", {1, 65535}, d.queue_depth);
+  d.price_usd = o.number("price_usd", kNonNegative, d.price_usd);
+  return d;
+}
+
+NicSpec parse_nic(const Obj& o) {
+  NicSpec n;
+  n.profile = resolve<NicProfile>(o, "profile", &nic_profile);
+  n.count = o.int32("count", {1, 64}, 1);
+  n.profile.gbps = o.number("gbps", {0, true, 100000}, n.profile.gbps);
+  n.profile.ports = o.int32("ports", {1, 16}, n.profile.ports);
+  n.profile.latency_us = o.number("latency_us", {0, false, 1e6}, n.profile.latency_us);
+  n.profile.price_usd = o.number("price_usd", kNonNegative, n.profile.price_usd);
+  return n;
+}
+
+const std::vector<std::string_view> kNicKeys = {"profile", "count",      "gbps",
+                                                "ports",   "latency_us", "price_usd"};
+
+AcceleratorProfile parse_accelerator(const Obj& clients) {
+  const json* v = clients.find("accelerator");
+  if (!v || (!v->is_string() && !v->is_object())) {
+    clients.expected("accelerator", "an accelerator name or an object with a 'profile'");
+  }
+  if (v->is_string())
+    return resolve<AcceleratorProfile>(clients, "accelerator", &accelerator_profile);
+  const Obj o = clients.object("accelerator",
+                               {"profile", "compute_s_per_step", "host_memory_gib", "price_usd"});
+  AcceleratorProfile a = resolve<AcceleratorProfile>(o, "profile", &accelerator_profile);
+  if (const json* steps = o.find("compute_s_per_step")) {
+    if (!steps->is_object()) o.expected("compute_s_per_step", "an object of seconds by workload");
+    const std::string path = o.path_of("compute_s_per_step");
+    for (const auto& [name, seconds] : steps->items()) {
+      if (!seconds.is_number() || !kPositive.contains(seconds.get<double>())) {
+        o.ctx().expected(join(path, name), kPositive.describe(), &seconds);
+      }
+      a.compute_s_per_step[name] = seconds.get<double>();
+    }
+  }
+  a.host_memory_gib = o.number("host_memory_gib", kNonNegative, a.host_memory_gib);
+  a.price_usd = o.number("price_usd", kNonNegative, a.price_usd);
+  return a;
+}
+
+ProtocolProfile parse_protocol(const Obj& storage, StorageDesign design) {
+  const std::vector<std::string>& allowed = protocols_for_design(design);
+  const json* v = storage.find("protocol");
+  ProtocolProfile p;
+  std::string path = storage.path_of("protocol");
+  if (!v) {
+    p = protocol_profile(allowed.front()).value();
+  } else if (v->is_string()) {
+    p = resolve<ProtocolProfile>(storage, "protocol", &protocol_profile);
+  } else if (v->is_object()) {
+    const Obj o = storage.object(
+        "protocol", {"profile", "message_latency_us", "client_cpu_us_per_op",
+                     "server_cpu_us_per_op", "cpu_us_per_mib", "efficiency", "zero_copy"});
+    p = resolve<ProtocolProfile>(o, "profile", &protocol_profile);
+    path = o.path_of("profile");
+    p.message_latency_us = o.number("message_latency_us", {0, false, 1e6}, p.message_latency_us);
+    p.client_cpu_us_per_op =
+        o.number("client_cpu_us_per_op", {0, false, 1e6}, p.client_cpu_us_per_op);
+    p.server_cpu_us_per_op =
+        o.number("server_cpu_us_per_op", {0, false, 1e6}, p.server_cpu_us_per_op);
+    p.cpu_us_per_mib = o.number("cpu_us_per_mib", {0, false, 1e6}, p.cpu_us_per_mib);
+    p.efficiency = o.number("efficiency", {0, true, 1}, p.efficiency);
+    p.zero_copy = o.boolean("zero_copy", p.zero_copy);
+  } else {
+    storage.expected("protocol", "a protocol name or an object with a 'profile'");
+  }
+  if (std::find(allowed.begin(), allowed.end(), p.name) == allowed.end()) {
+    storage.ctx().fail(path, "protocol '" + p.name + "' does not carry design '" +
+                                 std::string(storage_design_name(design)) +
+                                 "' (expected one of: " + list(allowed) + ")");
+  }
+  return p;
+}
+
+// ---- sections
+
+FabricSpec parse_fabric(const Obj& o) {
+  FabricSpec f;
+  f.topology = o.choice<FabricTopology>("topology",
+                                        {{"leaf-spine", FabricTopology::kLeafSpine},
+                                         {"fat-tree", FabricTopology::kFatTree},
+                                         {"rail-optimized", FabricTopology::kRailOptimized}},
+                                        f.topology);
+  f.link_gbps = o.number("link_gbps", {0, true, 100000}, f.link_gbps);
+  f.link_latency_us = o.number("link_latency_us", {0, false, 1e6}, f.link_latency_us);
+  f.hosts_per_leaf = o.int32("hosts_per_leaf", {1, 4096}, f.hosts_per_leaf);
+  f.uplinks_per_leaf = o.int32("uplinks_per_leaf", {0, 4096}, f.uplinks_per_leaf);
+  f.oversubscription = o.number("oversubscription", {0, true, 1000}, f.oversubscription);
+  f.spines = o.int32("spines", {0, 4096}, f.spines);
+  f.pods = o.int32("pods", {0, 4096}, f.pods);
+  f.leaves_per_pod = o.int32("leaves_per_pod", {0, 4096}, f.leaves_per_pod);
+  f.rails = o.int32("rails", {0, 64}, f.rails);
+  f.storage_on_own_leaves = o.boolean("storage_on_own_leaves", f.storage_on_own_leaves);
+  return f;
+}
+
+ClusterSpec parse_cluster(const Obj& o) {
+  ClusterSpec c;
+  {
+    const Obj cl =
+        o.object("clients", {"count", "accelerator", "accelerators_per_node", "nic",
+                             "memory_bandwidth_gbytes_per_s", "memory_gib", "gpudirect_storage"});
+    ClientNodesSpec& s = c.clients;
+    s.count = cl.int32("count", {1}, std::nullopt);
+    s.accelerator = parse_accelerator(cl);
+    s.accelerators_per_node = cl.int32("accelerators_per_node", {1, 64}, s.accelerators_per_node);
+    s.nic = parse_nic(cl.object("nic", kNicKeys));
+    s.memory_bandwidth_gbytes_per_s =
+        cl.number("memory_bandwidth_gbytes_per_s", kPositive, s.memory_bandwidth_gbytes_per_s);
+    s.memory_gib = cl.number("memory_gib", kPositive, s.memory_gib);
+    s.gpudirect_storage = cl.boolean("gpudirect_storage", s.gpudirect_storage);
+  }
+  {
+    const Obj st = o.object("storage", {"count", "drive", "nic", "cpu_cores"});
+    StorageNodesSpec& s = c.storage;
+    s.count = st.int32("count", {1}, std::nullopt);
+    const Obj drive =
+        st.object("drive", {"profile", "count", "kind", "capacity_tb", "read_gbytes_per_s",
+                            "write_gbytes_per_s", "read_kiops", "write_kiops", "read_latency_us",
+                            "write_latency_us", "queue_depth", "price_usd"});
+    s.drive = parse_drive(drive);
+    s.drives_per_node = drive.int32("count", {1, 1024}, s.drives_per_node);
+    s.nic = parse_nic(st.object("nic", kNicKeys));
+    s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
+  }
+  if (o.has("fabric")) {
+    c.fabric = parse_fabric(
+        o.object("fabric", {"topology", "link_gbps", "link_latency_us", "hosts_per_leaf",
+                            "uplinks_per_leaf", "oversubscription", "spines", "pods",
+                            "leaves_per_pod", "rails", "storage_on_own_leaves"}));
+  }
+  return c;
+}
+
+RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
+  RadosSpec r;
+  // Ceph's mon_max_pool_pg_num default is 65536.
+  r.pg_num = static_cast<uint32_t>(o.integer("pg_num", {1, 65536}, r.pg_num));
+  if (o.has("replicas") && o.has("erasure")) {
+    o.fail("erasure", "expected either 'replicas' or 'erasure', found both");
+  }
+  int shards = 0;
+  std::string shards_key = "replicas";
+  if (o.has("erasure")) {
+    const Obj ec = o.object("erasure", {"k", "m"});
+    r.replicas = 0;
+    r.ec_k = ec.int32("k", {1, 32}, std::nullopt);
+    r.ec_m = ec.int32("m", {1, 32}, std::nullopt);
+    shards = r.ec_k + r.ec_m;
+    shards_key = "erasure";
+  } else {
+    r.replicas = o.int32("replicas", {1, 10}, r.replicas);
+    shards = r.replicas;
+  }
+  // Ceph's osd_max_object_size default is 128 MiB; objects are whole 4 KiB pages.
+  r.object_size_bytes = o.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 128 * kMiB, 4 * kKiB,
+                                     r.object_size_bytes);
+  if (!o.has("crush_map")) {
+    if (o.has("crush_rule")) {
+      o.fail("crush_rule",
+             "applies only together with crush_map (the generated map has its own rule)");
+    }
+    if (shards > cluster.storage.count) {
+      o.fail(shards_key, "expected at most " + std::to_string(cluster.storage.count) +
+                             " shards (the generated CRUSH map puts each on its own storage "
+                             "node), found " +
+                             (r.ec_k > 0 ? std::to_string(r.ec_k) + "+" + std::to_string(r.ec_m) +
+                                               " = " + std::to_string(shards)
+                                         : std::to_string(shards)));
+    }
+    return r;
+  }
+  const std::string rel = o.string("crush_map", std::nullopt, "a path to a CRUSH map (a string)");
+  const fs::path resolved = (o.ctx().base_dir() / rel).lexically_normal();
+  std::error_code ec;
+  if (!fs::is_regular_file(resolved, ec)) {
+    o.fail("crush_map", "expected a CRUSH map file, found no file at '" + resolved.string() + "'");
+  }
+  r.crush_map_path = resolved.string();
+  Result<crush::CrushMap> map = crush::load_text_map(r.crush_map_path);
+  if (!map.ok()) o.fail("crush_map", map.status().message());
+  int devices = 0;
+  for (const auto& [id, name] : map->item_names()) devices += id >= 0 ? 1 : 0;
+  const int64_t drives =
+      static_cast<int64_t>(cluster.storage.count) * cluster.storage.drives_per_node;
+  if (devices != drives) {
+    o.fail("crush_map", "expected one device per drive (" + std::to_string(cluster.storage.count) +
+                            " storage nodes x " + std::to_string(cluster.storage.drives_per_node) +
+                            " drives = " + std::to_string(drives) + "), found " +
+                            std::to_string(devices) + " devices in the map");
+  }
+  r.crush_rule = o.int32("crush_rule", {0, 255}, 0);
+  const crush::Rule* rule = map->rule(r.crush_rule);
+  if (!rule) {
+    std::string ids;
+    for (int32_t id = 0; id < map->max_rules(); ++id) {
+      if (map->rule(id)) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    }
+    o.fail("crush_rule",
+           "expected a rule of the CRUSH map (" + ids + "), found " + std::to_string(r.crush_rule));
+  }
+  const bool erasure = r.ec_k > 0;
+  const std::string rule_desc = "rule " + std::to_string(rule->id) + " ('" + rule->name + "')";
+  if (erasure != (rule->type == crush::kRuleErasure)) {
+    o.fail("crush_rule", "expected " + std::string(erasure ? "an erasure" : "a replicated") +
+                             " rule for a" + (erasure ? "n erasure-coded" : " replicated") +
+                             " pool, found " + rule_desc + " of the other type");
+  }
+  if (shards < rule->min_size || shards > rule->max_size) {
+    o.fail("crush_rule", "expected a rule for pools of " + std::to_string(shards) +
+                             " shards, found " + rule_desc + " for " +
+                             std::to_string(rule->min_size) + ".." +
+                             std::to_string(rule->max_size));
+  }
+  return r;
+}
+
+PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
+  PfsSpec p;
+  if (o.has("mds")) {
+    const Obj mds = o.object("mds", {"count", "ops_per_s", "latency_us"});
+    p.mds_count = mds.int32("count", {1, 256}, p.mds_count);
+    p.mds_ops_per_s = mds.number("ops_per_s", kPositive, p.mds_ops_per_s);
+    p.mds_latency_us = mds.number("latency_us", {0, true, 1e6}, p.mds_latency_us);
+  }
+  // Lustre stripe sizes are multiples of 64 KiB, at most 4 GiB.
+  p.stripe_size_bytes = o.size_bytes("stripe_size_mib", kMiB, "MiB", 64 * kKiB, 4096 * kMiB,
+                                     64 * kKiB, p.stripe_size_bytes);
+  p.osts_per_server =
+      o.int32("osts_per_server", {0, cluster.storage.drives_per_node}, p.osts_per_server);
+  const int64_t osts =
+      static_cast<int64_t>(cluster.storage.count) *
+      (p.osts_per_server > 0 ? p.osts_per_server : cluster.storage.drives_per_node);
+  if (const json* sc = o.find("stripe_count")) {
+    const auto v = as_integer(*sc);
+    const std::string what =
+        "-1 (all OSTs) or an integer in 1.." + std::to_string(osts) + " (the OSTs)";
+    if (!v || !(*v == -1 || (*v >= 1 && *v <= osts))) o.expected("stripe_count", what);
+    p.stripe_count = static_cast<int>(*v);
+  }
+  return p;
+}
+
+NfsSpec parse_nfs(const Obj& o) {
+  NfsSpec n;
+  // The Linux NFS client's rsize: 4 KiB pages, at most 1 MiB.
+  n.rsize_bytes = o.size_bytes("rsize_kib", kKiB, "KiB", 4 * kKiB, kMiB, 4 * kKiB, n.rsize_bytes);
+  return n;
+}
+
+StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
+  StorageSpec s;
+  s.design = o.choice<StorageDesign>("design",
+                                     {{"rados", StorageDesign::kRados},
+                                      {"pfs", StorageDesign::kPfs},
+                                      {"nfs", StorageDesign::kNfs}},
+                                     std::nullopt);
+  const std::string design(storage_design_name(s.design));
+  for (const char* section : {"rados", "pfs", "nfs"}) {
+    if (o.has(section) && design != section) {
+      o.fail(section, "applies to design '" + std::string(section) + "', but storage.design is '" +
+                          design + "'");
+    }
+  }
+  s.protocol = parse_protocol(o, s.design);
+  switch (s.design) {
+    case StorageDesign::kRados: {
+      const json empty = json::object();
+      const std::vector<std::string_view> keys = {"pg_num",          "replicas",  "erasure",
+                                                  "object_size_mib", "crush_map", "crush_rule"};
+      s.rados = parse_rados(
+          o.has("rados") ? o.object("rados", keys) : Obj(o.ctx(), empty, o.path_of("rados"), keys),
+          cluster);
+      break;
+    }
+    case StorageDesign::kPfs:
+      if (o.has("pfs")) {
+        s.pfs = parse_pfs(
+            o.object("pfs", {"mds", "stripe_size_mib", "stripe_count", "osts_per_server"}),
+            cluster);
+      }
+      break;
+    case StorageDesign::kNfs:
+      if (o.has("nfs")) s.nfs = parse_nfs(o.object("nfs", {"rsize_kib"}));
+      break;
+  }
+  return s;
+}
+
+WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator) {
+  WorkloadSpec w;
+  TrainingWorkload t;
+  std::string preset;
+  if (o.has("mlperf")) {
+    t = resolve<TrainingWorkload>(o, "mlperf", &mlperf_workload);
+    preset = t.name;
+  }
+  w.name = o.string("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+  if (preset.empty()) t.name = w.name;
+  o.choice<int>("type", {{"training_read", 0}}, 0);
+  const bool have_preset = !preset.empty();
+  if (o.has("sample_size_mib") || !have_preset) {
+    // Given keys replace the preset's; without a preset the mean is required.
+    const Obj size = o.object("sample_size_mib", {"mean", "stddev"});
+    if (size.has("mean") || !have_preset) {
+      t.sample_bytes_mean = size.number("mean", kPositive, std::nullopt) * kMiB;
+    }
+    if (size.has("stddev") || !have_preset) {
+      t.sample_bytes_stddev = size.number("stddev", kNonNegative, 0.0) * kMiB;
+    }
+  }
+  t.samples_per_file = o.int32("samples_per_file", {1, 100000000}, t.samples_per_file);
+  t.files = o.integer("files", {1, kIntMax},
+                      have_preset ? std::optional<int64_t>(t.files) : std::nullopt);
+  t.batch_size = o.int32("batch_size", {1, 1000000}, t.batch_size);
+  t.read_threads = o.int32("read_threads", {1, 256}, t.read_threads);
+  t.prefetch_batches = o.int32("prefetch_batches", {0, 1024}, t.prefetch_batches);
+  if (o.has("compute_s_per_step")) {
+    t.compute_s_per_step = o.number("compute_s_per_step", {0, true, 1e6}, std::nullopt);
+  } else {
+    auto it = accelerator.compute_s_per_step.find(t.name);
+    if (it == accelerator.compute_s_per_step.end()) {
+      o.fail("compute_s_per_step", "expected a number > 0 (accelerator '" + accelerator.name +
+                                       "' has no compute time for '" + t.name +
+                                       "'), found nothing");
+    }
+    t.compute_s_per_step = it->second;
+  }
+  t.epochs = o.int32("epochs", {1, 1000000}, t.epochs);
+  t.au_threshold = o.number("au_threshold", {0, true, 1}, t.au_threshold);
+  if (o.has("file_format")) t.file_format = o.string("file_format", std::nullopt);
+  w.training = t;
+  return w;
+}
+
+std::vector<WorkloadSpec> parse_workloads(const Obj& root, const AcceleratorProfile& accelerator) {
+  const json* arr = root.find("workloads");
+  if (!arr || !arr->is_array() || arr->empty()) {
+    root.expected("workloads", "an array of at least one workload");
+  }
+  std::vector<WorkloadSpec> out;
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const std::string path = root.path_of("workloads") + "[" + std::to_string(i) + "]";
+    const Obj o(root.ctx(), (*arr)[i], path,
+                {"name", "type", "mlperf", "sample_size_mib", "samples_per_file", "files",
+                 "batch_size", "read_threads", "prefetch_batches", "compute_s_per_step", "epochs",
+                 "au_threshold", "file_format"});
+    WorkloadSpec w = parse_workload(o, accelerator);
+    if (auto it = seen.find(w.name); it != seen.end()) {
+      o.fail("name", "expected a name no other workload has, found '" + w.name +
+                         "' (also workloads[" + std::to_string(it->second) + "])");
+    }
+    seen[w.name] = i;
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+SimulationSpec parse_simulation(const Obj& o) {
+  SimulationSpec s;
+  s.fidelity = o.choice<Fidelity>(
+      "fidelity",
+      {{"auto", Fidelity::kAuto}, {"request", Fidelity::kRequest}, {"hybrid", Fidelity::kHybrid}},
+      s.fidelity);
+  s.representative_nodes = o.int32("representative_nodes", {1, 1000000}, s.representative_nodes);
+  s.chunk_bytes = o.size_bytes("chunk_mib", kMiB, "MiB", 4 * kKiB, 1024ull * kMiB * 1024, 4 * kKiB,
+                               s.chunk_bytes);
+  s.max_simulated_s = o.number("max_simulated_s", {0, true, 1e9}, s.max_simulated_s);
+  s.steady_state_tolerance =
+      o.number("steady_state_tolerance", {0, true, 1, true}, s.steady_state_tolerance);
+  return s;
+}
+
+Scenario parse_document(const Context& ctx, const json& j, std::string default_name) {
+  if (!j.is_object()) ctx.expected("", "a JSON object at the top level", &j);
+  const json* version = j.contains("granary") ? &j.at("granary") : nullptr;
+  const std::string supported = std::to_string(kScenarioFormatVersion);
+  if (!version) ctx.expected("granary", "the format version " + supported, nullptr);
+  const auto v = as_integer(*version);
+  if (!v) ctx.expected("granary", "the format version " + supported, version);
+  if (*v != kScenarioFormatVersion) {
+    ctx.fail("granary", "unsupported format version " + std::to_string(*v) +
+                            " (this granary reads version " + supported + ")");
+  }
+  const Obj root(
+      ctx, j, "",
+      {"granary", "name", "description", "seed", "cluster", "storage", "workloads", "simulation"});
+  Scenario s;
+  s.version = kScenarioFormatVersion;
+  s.name = root.string("name", default_name);
+  s.description = root.text("description");
+  if (const json* seed = root.find("seed")) {
+    if (!seed->is_number_unsigned() && !(as_integer(*seed) && *as_integer(*seed) >= 0)) {
+      root.expected("seed", "an integer in 0..18446744073709551615");
+    }
+    s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>()
+                                        : static_cast<uint64_t>(*as_integer(*seed));
+  }
+  s.cluster = parse_cluster(root.object("cluster", {"clients", "storage", "fabric"}));
+  s.storage = parse_storage(root.object("storage", {"design", "protocol", "rados", "pfs", "nfs"}),
+                            s.cluster);
+  s.workloads = parse_workloads(root, s.cluster.clients.accelerator);
+  if (root.has("simulation")) {
+    s.simulation =
+        parse_simulation(root.object("simulation", {"fidelity", "representative_nodes", "chunk_mib",
+                                                    "max_simulated_s", "steady_state_tolerance"}));
+  }
+  return s;
+}
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path) {
+  const std::string source = source_path.empty() ? "<scenario>" : std::string(source_path);
+  const fs::path path(source_path);
+  fs::path base = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(base, ec);
+  if (!ec) base = absolute;
+  const Context ctx(source, base);
+  std::string default_name = path.stem().string();
+  if (default_name.empty()) default_name = "scenario";
+  try {
+    const json j = parse_json(ctx, source, json_text);
+    Scenario s = parse_document(ctx, j, default_name);
+    s.source_path = std::string(source_path);
+    return s;
+  } catch (const ScenarioError& e) {
+    return Status::invalid_argument(e.message);
+  }
+}
+
+Result<Scenario> load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::not_found(path + ": no such file");
+  if (!fs::is_regular_file(path, ec))
+    return Status::invalid_argument(path + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::io_error(path + ": cannot open the file for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::io_error(path + ": read error");
+  return parse_scenario(text.str(), path);
+}
+
+std::string scenario_summary(const Scenario& s) {
+  const ClientNodesSpec& c = s.cluster.clients;
+  const StorageNodesSpec& st = s.cluster.storage;
+  std::string out = plural(c.count, "client", "clients") + " x " +
+                    std::to_string(c.accelerators_per_node) + " " + c.accelerator.name + ", " +
+                    plural(st.count, "storage node", "storage nodes") + " x " +
+                    std::to_string(st.drives_per_node) + " " + st.drive.name + ", ";
+  out += std::string(storage_design_name(s.storage.design));
+  switch (s.storage.design) {
+    case StorageDesign::kRados:
+      out += s.storage.rados.ec_k > 0
+                 ? " EC " + std::to_string(s.storage.rados.ec_k) + "+" +
+                       std::to_string(s.storage.rados.ec_m)
+                 : " " + std::to_string(s.storage.rados.replicas) + "x replicated";
+      break;
+    case StorageDesign::kPfs:
+      out += " (" + plural(s.storage.pfs.mds_count, "MDS", "MDSs") + ", stripe count " +
+             (s.storage.pfs.stripe_count < 0 ? std::string("all")
+                                             : std::to_string(s.storage.pfs.stripe_count)) +
+             ")";
+      break;
+    case StorageDesign::kNfs:
+      break;
+  }
+  out += " over " + s.storage.protocol.name + ", workloads: ";
+  for (size_t i = 0; i < s.workloads.size(); ++i) out += (i ? ", " : "") + s.workloads[i].name;
+  return out;
+}
+
+}  // namespace granary::models

@@ -1,0 +1,81 @@
+// granary validate as a user runs it: a summary line per valid file, one-line errors and exit
+// status 2 for invalid ones.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "tests/test_util.h"
+
+namespace granary {
+namespace {
+
+const std::string kGranary = GRANARY_BINARY;
+const std::string kScenarios = std::string(GRANARY_SOURCE_DIR) + "/scenarios";
+
+testing::CommandResult granary(const std::string& args) {
+  return testing::run_command(kGranary + " " + args);
+}
+
+TEST(ValidateCli, SummarisesValidScenarios) {
+  const std::string rados = kScenarios + "/mlperf-unet3d-a100-rados.json";
+  const std::string pfs = kScenarios + "/mlperf-resnet50-h100-pfs.json";
+  const std::string nfs = kScenarios + "/mlperf-cosmoflow-a100-nfs.json";
+  auto r = granary("validate " + rados + " " + pfs + " " + nfs);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out,
+            rados +
+                ": ok (128 clients x 8 a100, 16 storage nodes x 24 samsung-pm9a3-7.68tb, rados EC "
+                "8+3 over rdma, workloads: unet3d)\n" +
+                pfs +
+                ": ok (64 clients x 8 h100, 8 storage nodes x 12 kioxia-cm7r-7.68tb, pfs (1 MDS, "
+                "stripe count 4) over lnet-rdma, workloads: resnet50)\n" +
+                nfs +
+                ": ok (16 clients x 8 a100, 4 storage nodes x 12 samsung-pm9a3-7.68tb, nfs over "
+                "nfs-rdma, workloads: cosmoflow)\n");
+}
+
+TEST(ValidateCli, BadInputExitsTwoWithOneLine) {
+  const std::string tmp = testing::make_temp_dir();
+  {
+    std::ofstream(tmp + "/s.json") << R"({"granary": 1, "cluster": {"clients": {"count": -3}}})";
+    std::ofstream(tmp + "/typo.json") << R"({"granary": 1, "clusterr": {}})";
+    std::ofstream(tmp + "/syntax.json") << "{\n  \"granary\": 1\n  \"name\": \"x\"\n}\n";
+    std::ofstream(tmp + "/v2.json") << R"({"granary": 2})";
+  }
+  const std::pair<std::string, std::string> runs[] = {
+      {"validate " + tmp + "/s.json",
+       "granary: " + tmp + "/s.json: cluster.clients.count: expected an integer >= 1, found -3"},
+      {"validate " + tmp + "/typo.json",
+       "granary: " + tmp + "/typo.json: clusterr: unknown key (did you mean 'cluster'?)"},
+      {"validate " + tmp + "/syntax.json",
+       "granary: " + tmp +
+           "/syntax.json:3:3: invalid JSON: syntax error while parsing object - unexpected "
+           "string literal; expected '}'"},
+      {"validate " + tmp + "/v2.json",
+       "granary: " + tmp +
+           "/v2.json: granary: unsupported format version 2 (this granary reads "
+           "version 1)"},
+      {"validate " + tmp + "/missing.json", "granary: " + tmp + "/missing.json: no such file"},
+  };
+  for (const auto& [args, message] : runs) {
+    auto r = granary(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err, message + "\n") << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  // Good and bad files together: every file is reported, the status is 2.
+  const std::string good = kScenarios + "/mlperf-resnet50-h100-pfs.json";
+  auto mixed = granary("validate " + tmp + "/s.json " + good + " " + tmp + "/v2.json");
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_EQ(std::count(mixed.err.begin(), mixed.err.end(), '\n'), 2) << mixed.err;
+  EXPECT_EQ(mixed.out.rfind(good + ": ok (", 0), 0u) << mixed.out;
+  // No file at all is a usage error.
+  auto none = granary("validate");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+}
+
+}  // namespace
+}  // namespace granary

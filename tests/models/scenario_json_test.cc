@@ -1,0 +1,688 @@
+// Scenario format 1: resolution of profiles and presets, overrides, defaults, unit
+// conversions, relative paths, and the exact one-line message for each kind of bad input.
+#include "models/scenario_json.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "models/catalog.h"
+#include "tests/test_util.h"
+
+namespace granary::models {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kFlagshipMap =
+    std::string(GRANARY_SOURCE_DIR) + "/scenarios/crush/gpu-storage-16x24.txt";
+
+// The smallest valid scenario: everything else defaults.
+json minimal() {
+  return json::parse(R"({
+    "granary": 1,
+    "cluster": {
+      "clients": {"count": 4, "accelerator": "a100", "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 4, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 8},
+                  "nic": {"profile": "connectx7-400g"}}
+    },
+    "storage": {"design": "rados"},
+    "workloads": [{"mlperf": "unet3d"}]
+  })");
+}
+
+Result<Scenario> parse(const json& j, const std::string& source = "s.json") {
+  return parse_scenario(j.dump(2), source);
+}
+
+std::string error_of(const Result<Scenario>& r) {
+  return r.ok() ? std::string("(no error)") : r.status().message();
+}
+
+TEST(ScenarioJson, MinimalScenarioGetsDefaults) {
+  auto r = parse(minimal(), "dir/my-cluster.json");
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const Scenario& s = *r;
+  EXPECT_EQ(s.version, 1);
+  EXPECT_EQ(s.name, "my-cluster");  // the file's stem
+  EXPECT_EQ(s.description, "");
+  EXPECT_EQ(s.source_path, "dir/my-cluster.json");
+  EXPECT_EQ(s.seed, 1u);
+  // Cluster: catalog profiles as they are, struct defaults elsewhere.
+  const ClientNodesSpec& c = s.cluster.clients;
+  EXPECT_EQ(c.count, 4);
+  EXPECT_EQ(c.accelerator.name, "a100");
+  EXPECT_EQ(c.accelerators_per_node, 8);
+  EXPECT_EQ(c.nic.count, 1);
+  EXPECT_EQ(c.nic.profile.name, "connectx6-200g");
+  EXPECT_DOUBLE_EQ(c.nic.profile.gbps, 200);
+  EXPECT_DOUBLE_EQ(c.memory_bandwidth_gbytes_per_s, 200);
+  EXPECT_DOUBLE_EQ(c.memory_gib, 1024);
+  EXPECT_FALSE(c.gpudirect_storage);
+  const StorageNodesSpec& st = s.cluster.storage;
+  EXPECT_EQ(st.count, 4);
+  EXPECT_EQ(st.drives_per_node, 8);
+  EXPECT_EQ(st.cpu_cores, 32);
+  EXPECT_EQ(st.drive.name, "samsung-pm9a3-7.68tb");
+  EXPECT_DOUBLE_EQ(st.drive.read_gbytes_per_s,
+                   drive_profile("samsung-pm9a3-7.68tb")->read_gbytes_per_s);
+  const FabricSpec& f = s.cluster.fabric;
+  EXPECT_EQ(f.topology, FabricTopology::kLeafSpine);
+  EXPECT_DOUBLE_EQ(f.link_gbps, 400);
+  EXPECT_EQ(f.hosts_per_leaf, 16);
+  EXPECT_TRUE(f.storage_on_own_leaves);
+  // Storage: the design's default protocol, RadosSpec's defaults, the generated CRUSH map.
+  EXPECT_EQ(s.storage.design, StorageDesign::kRados);
+  EXPECT_EQ(s.storage.protocol.name, "rdma");
+  EXPECT_EQ(s.storage.rados.pg_num, 4096u);
+  EXPECT_EQ(s.storage.rados.replicas, 3);
+  EXPECT_EQ(s.storage.rados.ec_k, 0);
+  EXPECT_EQ(s.storage.rados.object_size_bytes, 4u << 20);
+  EXPECT_EQ(s.storage.rados.crush_map_path, "");
+  EXPECT_EQ(s.storage.rados.crush_rule, -1);
+  // Workload: the MLPerf preset, compute time from the accelerator.
+  ASSERT_EQ(s.workloads.size(), 1u);
+  EXPECT_EQ(s.workloads[0].name, "unet3d");
+  const TrainingWorkload& t = s.workloads[0].training;
+  EXPECT_EQ(t.name, "unet3d");
+  EXPECT_DOUBLE_EQ(t.sample_bytes_mean, 146600628);
+  EXPECT_EQ(t.batch_size, 7);
+  EXPECT_EQ(t.epochs, 5);
+  EXPECT_DOUBLE_EQ(t.compute_s_per_step, 0.636);
+  // Simulation defaults.
+  EXPECT_EQ(s.simulation.fidelity, Fidelity::kAuto);
+  EXPECT_EQ(s.simulation.representative_nodes, 2);
+  EXPECT_EQ(s.simulation.chunk_bytes, 64u << 20);
+  EXPECT_DOUBLE_EQ(s.simulation.max_simulated_s, 3600);
+  EXPECT_DOUBLE_EQ(s.simulation.steady_state_tolerance, 0.01);
+}
+
+TEST(ScenarioJson, DesignDefaults) {
+  json j = minimal();
+  j["storage"] = {{"design", "pfs"}};
+  auto pfs = parse(j);
+  ASSERT_TRUE(pfs.ok()) << error_of(pfs);
+  EXPECT_EQ(pfs->storage.protocol.name, "lnet-rdma");
+  EXPECT_EQ(pfs->storage.pfs.mds_count, 1);
+  EXPECT_DOUBLE_EQ(pfs->storage.pfs.mds_ops_per_s, 50000);
+  EXPECT_EQ(pfs->storage.pfs.stripe_size_bytes, 1u << 20);
+  EXPECT_EQ(pfs->storage.pfs.stripe_count, 1);
+  j["storage"] = {{"design", "nfs"}};
+  auto nfs = parse(j);
+  ASSERT_TRUE(nfs.ok()) << error_of(nfs);
+  EXPECT_EQ(nfs->storage.protocol.name, "nfs-rdma");
+  EXPECT_EQ(nfs->storage.nfs.rsize_bytes, 1u << 20);
+}
+
+TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
+  const std::string text = R"({
+    // Comments are allowed.
+    "granary": 1, "name": "full", "description": "every key", "seed": 18446744073709551615,
+    "cluster": {
+      "clients": {"count": 128,
+                  "accelerator": {"profile": "h100", "compute_s_per_step": {"llm": 2.5},
+                                  "host_memory_gib": 1, "price_usd": 30000},
+                  "accelerators_per_node": 4,
+                  "nic": {"profile": "connectx6-200g", "count": 2, "gbps": 100, "ports": 2,
+                          "latency_us": 0.9, "price_usd": 1500},
+                  "memory_bandwidth_gbytes_per_s": 300, "memory_gib": 2048,
+                  "gpudirect_storage": true},
+      "storage": {"count": 16,
+                  "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 24, "kind": "nvme",
+                            "capacity_tb": 15.36, "read_gbytes_per_s": 6.5,
+                            "write_gbytes_per_s": 3.5, "read_kiops": 900, "write_kiops": 200,
+                            "read_latency_us": 85, "write_latency_us": 25, "queue_depth": 64,
+                            "price_usd": 1200},
+                  "nic": {"profile": "connectx7-400g", "count": 2}, "cpu_cores": 64},
+      "fabric": {"topology": "fat-tree", "link_gbps": 800, "link_latency_us": 0.5,
+                 "hosts_per_leaf": 32, "uplinks_per_leaf": 0, "oversubscription": 2,
+                 "spines": 4, "pods": 4, "leaves_per_pod": 8, "rails": 0,
+                 "storage_on_own_leaves": false}},
+    "storage": {"design": "rados",
+                "protocol": {"profile": "tcp", "message_latency_us": 30, "client_cpu_us_per_op": 40,
+                             "server_cpu_us_per_op": 350, "cpu_us_per_mib": 600,
+                             "efficiency": 0.7, "zero_copy": false},
+                "rados": {"pg_num": 2048, "erasure": {"k": 8, "m": 3}, "object_size_mib": 0.5,
+                          "crush_map": ")" +
+                           kFlagshipMap + R"(", "crush_rule": 1}},
+    "workloads": [
+      {"name": "u", "type": "training_read", "mlperf": "unet3d", "batch_size": 14,
+       "sample_size_mib": {"mean": 100}, "epochs": 2},
+      {"name": "llm", "sample_size_mib": {"mean": 0.5, "stddev": 0.25}, "samples_per_file": 64,
+       "files": 100000, "batch_size": 32, "read_threads": 16, "prefetch_batches": 0,
+       "au_threshold": 0.95, "file_format": "parquet"},
+      {"name": "cosmo-fixed", "mlperf": "cosmoflow", "compute_s_per_step": 0.01}],
+    "simulation": {"fidelity": "hybrid", "representative_nodes": 4, "chunk_mib": 32,
+                   "max_simulated_s": 600, "steady_state_tolerance": 0.05}
+  })";
+  auto r = parse_scenario(text, "full.json");
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const Scenario& s = *r;
+  EXPECT_EQ(s.name, "full");
+  EXPECT_EQ(s.description, "every key");
+  EXPECT_EQ(s.seed, 18446744073709551615ull);
+
+  const ClientNodesSpec& c = s.cluster.clients;
+  EXPECT_EQ(c.accelerator.name, "h100");
+  EXPECT_DOUBLE_EQ(c.accelerator.compute_s_per_step.at("llm"), 2.5);
+  EXPECT_DOUBLE_EQ(c.accelerator.compute_s_per_step.at("unet3d"), 0.323);  // kept
+  EXPECT_DOUBLE_EQ(c.accelerator.host_memory_gib, 1);
+  EXPECT_DOUBLE_EQ(c.accelerator.price_usd, 30000);
+  EXPECT_EQ(c.accelerators_per_node, 4);
+  EXPECT_EQ(c.nic.profile.name, "connectx6-200g");  // overrides keep the profile's name
+  EXPECT_EQ(c.nic.count, 2);
+  EXPECT_DOUBLE_EQ(c.nic.profile.gbps, 100);
+  EXPECT_EQ(c.nic.profile.ports, 2);
+  EXPECT_DOUBLE_EQ(c.nic.profile.latency_us, 0.9);
+  EXPECT_DOUBLE_EQ(c.nic.profile.price_usd, 1500);
+  EXPECT_DOUBLE_EQ(c.memory_bandwidth_gbytes_per_s, 300);
+  EXPECT_DOUBLE_EQ(c.memory_gib, 2048);
+  EXPECT_TRUE(c.gpudirect_storage);
+
+  const DriveProfile& d = s.cluster.storage.drive;
+  EXPECT_EQ(d.name, "samsung-pm9a3-7.68tb");
+  EXPECT_EQ(d.kind, DriveKind::kNvme);
+  EXPECT_DOUBLE_EQ(d.capacity_tb, 15.36);
+  EXPECT_DOUBLE_EQ(d.read_gbytes_per_s, 6.5);
+  EXPECT_DOUBLE_EQ(d.write_gbytes_per_s, 3.5);
+  EXPECT_DOUBLE_EQ(d.read_kiops, 900);
+  EXPECT_DOUBLE_EQ(d.write_kiops, 200);
+  EXPECT_DOUBLE_EQ(d.read_latency_us, 85);
+  EXPECT_DOUBLE_EQ(d.write_latency_us, 25);
+  EXPECT_EQ(d.queue_depth, 64);
+  EXPECT_DOUBLE_EQ(d.price_usd, 1200);
+  EXPECT_EQ(s.cluster.storage.drives_per_node, 24);
+  EXPECT_EQ(s.cluster.storage.nic.count, 2);
+  EXPECT_EQ(s.cluster.storage.cpu_cores, 64);
+
+  const FabricSpec& f = s.cluster.fabric;
+  EXPECT_EQ(f.topology, FabricTopology::kFatTree);
+  EXPECT_DOUBLE_EQ(f.link_gbps, 800);
+  EXPECT_DOUBLE_EQ(f.link_latency_us, 0.5);
+  EXPECT_EQ(f.hosts_per_leaf, 32);
+  EXPECT_EQ(f.uplinks_per_leaf, 0);
+  EXPECT_DOUBLE_EQ(f.oversubscription, 2);
+  EXPECT_EQ(f.spines, 4);
+  EXPECT_EQ(f.pods, 4);
+  EXPECT_EQ(f.leaves_per_pod, 8);
+  EXPECT_EQ(f.rails, 0);
+  EXPECT_FALSE(f.storage_on_own_leaves);
+
+  const ProtocolProfile& p = s.storage.protocol;
+  EXPECT_EQ(p.name, "tcp");
+  EXPECT_DOUBLE_EQ(p.message_latency_us, 30);
+  EXPECT_DOUBLE_EQ(p.client_cpu_us_per_op, 40);
+  EXPECT_DOUBLE_EQ(p.server_cpu_us_per_op, 350);
+  EXPECT_DOUBLE_EQ(p.cpu_us_per_mib, 600);
+  EXPECT_DOUBLE_EQ(p.efficiency, 0.7);
+  EXPECT_FALSE(p.zero_copy);
+
+  const RadosSpec& rados = s.storage.rados;
+  EXPECT_EQ(rados.pg_num, 2048u);
+  EXPECT_EQ(rados.replicas, 0);
+  EXPECT_EQ(rados.ec_k, 8);
+  EXPECT_EQ(rados.ec_m, 3);
+  EXPECT_EQ(rados.object_size_bytes, 512u * 1024);  // 0.5 MiB
+  EXPECT_EQ(rados.crush_map_path, fs::path(kFlagshipMap).lexically_normal().string());
+  EXPECT_EQ(rados.crush_rule, 1);
+
+  ASSERT_EQ(s.workloads.size(), 3u);
+  const TrainingWorkload& u = s.workloads[0].training;
+  EXPECT_EQ(s.workloads[0].name, "u");
+  EXPECT_EQ(u.name, "unet3d");  // the preset names the model
+  EXPECT_DOUBLE_EQ(u.sample_bytes_mean, 100.0 * (1 << 20));
+  EXPECT_EQ(u.sample_bytes_stddev, 68341808);  // the preset's, not overridden
+  EXPECT_EQ(u.batch_size, 14);
+  EXPECT_EQ(u.files, 168);
+  EXPECT_EQ(u.read_threads, 4);
+  EXPECT_EQ(u.epochs, 2);
+  EXPECT_DOUBLE_EQ(u.compute_s_per_step, 0.323);  // the H100's unet3d step
+  const TrainingWorkload& llm = s.workloads[1].training;
+  EXPECT_EQ(llm.name, "llm");
+  EXPECT_DOUBLE_EQ(llm.sample_bytes_mean, 512.0 * 1024);
+  EXPECT_DOUBLE_EQ(llm.sample_bytes_stddev, 256.0 * 1024);
+  EXPECT_EQ(llm.samples_per_file, 64);
+  EXPECT_EQ(llm.files, 100000);
+  EXPECT_EQ(llm.batch_size, 32);
+  EXPECT_EQ(llm.read_threads, 16);
+  EXPECT_EQ(llm.prefetch_batches, 0);
+  EXPECT_EQ(llm.epochs, 1);
+  EXPECT_DOUBLE_EQ(llm.au_threshold, 0.95);
+  EXPECT_EQ(llm.file_format, "parquet");
+  EXPECT_DOUBLE_EQ(llm.compute_s_per_step, 2.5);  // from the accelerator override
+  EXPECT_DOUBLE_EQ(s.workloads[2].training.compute_s_per_step, 0.01);
+  EXPECT_DOUBLE_EQ(s.workloads[2].training.au_threshold, 0.70);
+
+  EXPECT_EQ(s.simulation.fidelity, Fidelity::kHybrid);
+  EXPECT_EQ(s.simulation.representative_nodes, 4);
+  EXPECT_EQ(s.simulation.chunk_bytes, 32u << 20);
+  EXPECT_DOUBLE_EQ(s.simulation.max_simulated_s, 600);
+  EXPECT_DOUBLE_EQ(s.simulation.steady_state_tolerance, 0.05);
+
+  EXPECT_EQ(scenario_summary(s),
+            "128 clients x 4 h100, 16 storage nodes x 24 samsung-pm9a3-7.68tb, rados EC 8+3 over "
+            "tcp, workloads: u, llm, cosmo-fixed");
+}
+
+TEST(ScenarioJson, UnitConversions) {
+  json j = minimal();
+  j["storage"] = {
+      {"design", "pfs"},
+      {"pfs", {{"stripe_size_mib", 0.0625}, {"stripe_count", -1}, {"osts_per_server", 2}}}};
+  j["simulation"] = {{"chunk_mib", 0.25}};
+  j["workloads"][0]["sample_size_mib"] = {{"mean", 1.5}, {"stddev", 0.125}};
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.pfs.stripe_size_bytes, 64u * 1024);
+  EXPECT_EQ(r->storage.pfs.stripe_count, -1);
+  EXPECT_EQ(r->storage.pfs.osts_per_server, 2);
+  EXPECT_EQ(r->simulation.chunk_bytes, 256u * 1024);
+  EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_mean, 1.5 * 1048576);
+  EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_stddev, 131072);
+  j["storage"] = {{"design", "nfs"}, {"nfs", {{"rsize_kib", 256}}}};
+  r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.nfs.rsize_bytes, 256u * 1024);
+  // Integral numbers written as floats are integers.
+  j["cluster"]["clients"]["count"] = 64.0;
+  j["workloads"][0]["files"] = 1e3;
+  r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->cluster.clients.count, 64);
+  EXPECT_EQ(r->workloads[0].training.files, 1000);
+}
+
+// A scenario next to a CRUSH map, referring to it by a relative path.
+TEST(ScenarioJson, CrushMapPathsAreRelativeToTheScenarioFile) {
+  const fs::path dir = fs::path(testing::make_temp_dir()) / "site";
+  fs::create_directories(dir / "maps");
+  fs::copy_file(kFlagshipMap, dir / "maps" / "flagship.txt");
+  json j = minimal();
+  j["cluster"]["storage"]["count"] = 16;
+  j["cluster"]["storage"]["drive"]["count"] = 24;
+  j["storage"]["rados"] = {{"crush_map", "maps/flagship.txt"}};
+  const fs::path scenario = dir / "scenario.json";
+  std::ofstream(scenario) << j.dump(2);
+  auto r = load_scenario(scenario.string());
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.rados.crush_map_path, (dir / "maps" / "flagship.txt").string());
+  EXPECT_EQ(r->storage.rados.crush_rule, 0);  // the default with a map
+  EXPECT_EQ(r->name, "scenario");
+
+  // "../" and a scenario in a subdirectory.
+  fs::create_directories(dir / "runs");
+  j["storage"]["rados"]["crush_map"] = "../maps/flagship.txt";
+  std::ofstream(dir / "runs" / "a.json") << j.dump(2);
+  r = load_scenario((dir / "runs" / "a.json").string());
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.rados.crush_map_path, (dir / "maps" / "flagship.txt").string());
+
+  // The same text parsed with a source path in another directory does not find the map.
+  r = parse_scenario(j.dump(), (dir / "b.json").string());
+  EXPECT_EQ(error_of(r), (dir / "b.json").string() +
+                             ": storage.rados.crush_map: expected a CRUSH map file, found no file "
+                             "at '" +
+                             (dir.parent_path() / "maps" / "flagship.txt").string() + "'");
+
+  // The map must match the cluster and the pool.
+  j["storage"]["rados"]["crush_map"] = "maps/flagship.txt";
+  j["cluster"]["storage"]["drive"]["count"] = 20;
+  r = parse_scenario(j.dump(), scenario.string());
+  EXPECT_EQ(error_of(r), scenario.string() +
+                             ": storage.rados.crush_map: expected one device per drive (16 storage "
+                             "nodes x 20 drives = 320), found 384 devices in the map");
+  j["cluster"]["storage"]["drive"]["count"] = 24;
+  j["storage"]["rados"]["crush_rule"] = 7;
+  r = parse_scenario(j.dump(), scenario.string());
+  EXPECT_EQ(error_of(r), scenario.string() +
+                             ": storage.rados.crush_rule: expected a rule of the CRUSH map (0, 1, "
+                             "2), found 7");
+  j["storage"]["rados"]["crush_rule"] = 1;
+  r = parse_scenario(j.dump(), scenario.string());
+  EXPECT_EQ(error_of(r), scenario.string() +
+                             ": storage.rados.crush_rule: expected a replicated rule for a "
+                             "replicated pool, found rule 1 ('ec83_host') of the other type");
+  j["storage"]["rados"]["crush_rule"] = 2;
+  j["storage"]["rados"]["replicas"] = 5;
+  r = parse_scenario(j.dump(), scenario.string());
+  EXPECT_EQ(error_of(r), scenario.string() +
+                             ": storage.rados.crush_rule: expected a rule for pools of 5 shards, "
+                             "found rule 2 ('replicated_rack') for 1..4");
+  // A broken map: the parser's own line:column message, behind the JSON path.
+  std::ofstream(dir / "maps" / "broken.txt") << "device 0 osd.0\nhost h {\n";
+  j["storage"]["rados"] = {{"crush_map", "maps/broken.txt"}};
+  r = parse_scenario(j.dump(), scenario.string());
+  EXPECT_EQ(error_of(r).rfind(scenario.string() + ": storage.rados.crush_map: " +
+                                  (dir / "maps" / "broken.txt").string() + ":",
+                              0),
+            0u)
+      << error_of(r);
+}
+
+struct BadCase {
+  std::function<void(json&)> mutate;
+  std::string message;  // after "s.json: "
+};
+
+TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
+  const BadCase cases[] = {
+      {[](json& j) { j["cluster"]["clients"]["count"] = -3; },
+       "cluster.clients.count: expected an integer >= 1, found -3"},
+      {[](json& j) { j["cluster"]["clients"]["count"] = 2.5; },
+       "cluster.clients.count: expected an integer >= 1, found 2.5"},
+      {[](json& j) { j["cluster"]["clients"]["count"] = "4"; },
+       "cluster.clients.count: expected an integer >= 1, found \"4\""},
+      {[](json& j) { j["cluster"]["clients"]["count"] = 3000000000ll; },
+       "cluster.clients.count: expected an integer in 1..2147483647, found 3000000000"},
+      {[](json& j) { j["cluster"]["clients"].erase("count"); },
+       "cluster.clients.count: expected an integer >= 1, found nothing"},
+      {[](json& j) {
+         auto& c = j["cluster"]["clients"];
+         c["acelerator"] = c["accelerator"];
+         c.erase("accelerator");
+       },
+       "cluster.clients.acelerator: unknown key (did you mean 'accelerator'?)"},
+      {[](json& j) { j["cluster"]["clients"]["zzzzzzzzzz"] = 1; },
+       "cluster.clients.zzzzzzzzzz: unknown key (expected one of: count, accelerator, "
+       "accelerators_per_node, nic, memory_bandwidth_gbytes_per_s, memory_gib, "
+       "gpudirect_storage)"},
+      {[](json& j) { j["simulaton"] = json::object(); },
+       "simulaton: unknown key (did you mean 'simulation'?)"},
+      {[](json& j) { j["cluster"]["storage"]["drive"]["profile"] = "nvme-gen9"; },
+       "cluster.storage.drive.profile: unknown drive profile 'nvme-gen9' (known: "
+       "kioxia-cm7r-7.68tb, samsung-pm9a3-7.68tb, micron-5400pro-7.68tb, seagate-exos-x20-20tb)"},
+      {[](json& j) { j["cluster"]["storage"]["drive"].erase("profile"); },
+       "cluster.storage.drive.profile: expected a profile name (a string), found nothing"},
+      {[](json& j) { j["cluster"]["storage"]["drive"]["read_gbytes_per_s"] = -1; },
+       "cluster.storage.drive.read_gbytes_per_s: expected a number > 0, found -1"},
+      {[](json& j) { j["cluster"]["storage"]["drive"]["read_latency_us"] = 0; },
+       "cluster.storage.drive.read_latency_us: expected a number > 0 and <= 1000000, found 0"},
+      {[](json& j) { j["cluster"]["storage"]["drive"]["kind"] = "tape"; },
+       "cluster.storage.drive.kind: expected 'nvme' or 'sata-ssd' or 'hdd', found \"tape\""},
+      {[](json& j) { j["cluster"]["storage"]["drive"]["count"] = 0; },
+       "cluster.storage.drive.count: expected an integer in 1..1024, found 0"},
+      {[](json& j) { j["cluster"]["clients"]["nic"]["gbps"] = 0; },
+       "cluster.clients.nic.gbps: expected a number > 0 and <= 100000, found 0"},
+      {[](json& j) { j["cluster"]["clients"]["nic"] = "connectx6-200g"; },
+       "cluster.clients.nic: expected an object, found \"connectx6-200g\""},
+      {[](json& j) { j["cluster"]["clients"].erase("nic"); },
+       "cluster.clients.nic: expected an object, found nothing"},
+      {[](json& j) { j["cluster"]["clients"]["accelerator"] = "tpu"; },
+       "cluster.clients.accelerator: unknown accelerator 'tpu' (known: v100, a100, h100)"},
+      {[](json& j) { j["cluster"]["clients"]["accelerator"] = 100; },
+       "cluster.clients.accelerator: expected an accelerator name or an object with a 'profile', "
+       "found 100"},
+      {[](json& j) {
+         j["cluster"]["clients"]["accelerator"] = {{"profile", "a100"},
+                                                   {"compute_s_per_step", {{"unet3d", -1}}}};
+       },
+       "cluster.clients.accelerator.compute_s_per_step.unet3d: expected a number > 0, found -1"},
+      {[](json& j) { j["cluster"]["clients"]["gpudirect_storage"] = "yes"; },
+       "cluster.clients.gpudirect_storage: expected true or false, found \"yes\""},
+      {[](json& j) {
+         j["cluster"]["fabric"] = {{"topology", "torus"}};
+       },
+       "cluster.fabric.topology: expected 'leaf-spine' or 'fat-tree' or 'rail-optimized', found "
+       "\"torus\""},
+      {[](json& j) {
+         j["cluster"]["fabric"] = {{"link_gbps", nullptr}};
+       },
+       "cluster.fabric.link_gbps: expected a number > 0 and <= 100000, found null"},
+      {[](json& j) { j["granary"] = 2; },
+       "granary: unsupported format version 2 (this granary reads version 1)"},
+      {[](json& j) { j.erase("granary"); },
+       "granary: expected the format version 1, found nothing"},
+      {[](json& j) { j["granary"] = "1"; }, "granary: expected the format version 1, found \"1\""},
+      {[](json& j) { j = json::array(); },
+       "expected a JSON object at the top level, found an empty array"},
+      {[](json& j) { j["seed"] = -1; },
+       "seed: expected an integer in 0..18446744073709551615, found -1"},
+      {[](json& j) { j["name"] = ""; }, "name: expected a non-empty string, found \"\""},
+      {[](json& j) { j["storage"]["design"] = "s3"; },
+       "storage.design: expected 'rados' or 'pfs' or 'nfs', found \"s3\""},
+      {[](json& j) { j["storage"].erase("design"); },
+       "storage.design: expected 'rados' or 'pfs' or 'nfs', found nothing"},
+      {[](json& j) { j["storage"]["protocol"] = "iscsi"; },
+       "storage.protocol: protocol 'iscsi' does not carry design 'rados' (expected one of: rdma, "
+       "tcp)"},
+      {[](json& j) {
+         j["storage"]["protocol"] = {{"profile", "nfs-rdma"}};
+       },
+       "storage.protocol.profile: protocol 'nfs-rdma' does not carry design 'rados' (expected one "
+       "of: rdma, tcp)"},
+      {[](json& j) {
+         j["storage"]["protocol"] = {{"profile", "rdma"}, {"efficiency", 0}};
+       },
+       "storage.protocol.efficiency: expected a number > 0 and <= 1, found 0"},
+      {[](json& j) { j["storage"]["pfs"] = json::object(); },
+       "storage.pfs: applies to design 'pfs', but storage.design is 'rados'"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"replicas", 3}, {"erasure", {{"k", 2}, {"m", 1}}}};
+       },
+       "storage.rados.erasure: expected either 'replicas' or 'erasure', found both"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"erasure", {{"k", 8}, {"m", 3}}}};
+       },
+       "storage.rados.erasure: expected at most 4 shards (the generated CRUSH map puts each on its "
+       "own storage node), found 8+3 = 11"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"erasure", {{"k", 2}}}};
+       },
+       "storage.rados.erasure.m: expected an integer in 1..32, found nothing"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"replicas", 0}};
+       },
+       "storage.rados.replicas: expected an integer in 1..10, found 0"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"pg_num", 0}};
+       },
+       "storage.rados.pg_num: expected an integer in 1..65536, found 0"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"object_size_mib", 0.001}};
+       },
+       "storage.rados.object_size_mib: expected a number of MiB from 0.00390625 to 128 that is a "
+       "whole multiple of 4 KiB, found 0.001"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"crush_rule", 0}};
+       },
+       "storage.rados.crush_rule: applies only together with crush_map (the generated map has "
+       "its own rule)"},
+      {[](json& j) {
+         j["storage"] = {{"design", "pfs"}, {"pfs", {{"stripe_count", 33}}}};
+       },
+       "storage.pfs.stripe_count: expected -1 (all OSTs) or an integer in 1..32 (the OSTs), found "
+       "33"},
+      {[](json& j) {
+         j["storage"] = {{"design", "pfs"}, {"pfs", {{"stripe_size_mib", 1.01}}}};
+       },
+       "storage.pfs.stripe_size_mib: expected a number of MiB from 0.0625 to 4096 that is a whole "
+       "multiple of 64 KiB, found 1.01"},
+      {[](json& j) {
+         j["storage"] = {{"design", "pfs"}, {"pfs", {{"mds", {{"count", 0}}}}}};
+       },
+       "storage.pfs.mds.count: expected an integer in 1..256, found 0"},
+      {[](json& j) {
+         j["storage"] = {{"design", "nfs"}, {"nfs", {{"rsize_kib", 2048}}}};
+       },
+       "storage.nfs.rsize_kib: expected a number of KiB from 4 to 1024 that is a whole multiple of "
+       "4 KiB, found 2048"},
+      {[](json& j) { j["workloads"] = json::array(); },
+       "workloads: expected an array of at least one workload, found an empty array"},
+      {[](json& j) { j["workloads"] = json::parse(R"([["mlperf", "unet3d"]])"); },
+       "workloads[0]: expected an object, found an array"},
+      {[](json& j) { j["workloads"][0]["mlperf"] = "bert"; },
+       "workloads[0].mlperf: unknown MLPerf Storage workload 'bert' (known: unet3d, resnet50, "
+       "cosmoflow)"},
+      {[](json& j) { j["workloads"][0]["type"] = "checkpoint_write"; },
+       "workloads[0].type: expected 'training_read', found \"checkpoint_write\""},
+      {[](json& j) {
+         j["workloads"].push_back({{"mlperf", "unet3d"}});
+       },
+       "workloads[1].name: expected a name no other workload has, found 'unet3d' (also "
+       "workloads[0])"},
+      {[](json& j) {
+         j["workloads"][0] = {{"files", 10}};
+       },
+       "workloads[0].name: expected a non-empty string, found nothing"},
+      {[](json& j) {
+         j["workloads"][0] = {{"name", "x"}, {"files", 10}};
+       },
+       "workloads[0].sample_size_mib: expected an object, found nothing"},
+      {[](json& j) {
+         j["workloads"][0] = {{"name", "x"}, {"sample_size_mib", {{"mean", 1}}}};
+       },
+       "workloads[0].files: expected an integer >= 1, found nothing"},
+      {[](json& j) {
+         j["workloads"][0] = {{"name", "x"}, {"sample_size_mib", {{"mean", 1}}}, {"files", 10}};
+       },
+       "workloads[0].compute_s_per_step: expected a number > 0 (accelerator 'a100' has no "
+       "compute time for 'x'), found nothing"},
+      {[](json& j) {
+         j["workloads"][0]["sample_size_mib"] = {{"mean", 0}};
+       },
+       "workloads[0].sample_size_mib.mean: expected a number > 0, found 0"},
+      {[](json& j) {
+         j["workloads"][0]["sample_size_mib"] = {{"stdev", 1}};
+       },
+       "workloads[0].sample_size_mib.stdev: unknown key (did you mean 'stddev'?)"},
+      {[](json& j) { j["workloads"][0]["au_threshold"] = 1.5; },
+       "workloads[0].au_threshold: expected a number > 0 and <= 1, found 1.5"},
+      {[](json& j) { j["workloads"][0]["read_threads"] = 0; },
+       "workloads[0].read_threads: expected an integer in 1..256, found 0"},
+      {[](json& j) { j["workloads"][0]["batchsize"] = 4; },
+       "workloads[0].batchsize: unknown key (did you mean 'batch_size'?)"},
+      {[](json& j) {
+         j["simulation"] = {{"fidelity", "exact"}};
+       },
+       "simulation.fidelity: expected 'auto' or 'request' or 'hybrid', found \"exact\""},
+      {[](json& j) {
+         j["simulation"] = {{"steady_state_tolerance", 1}};
+       },
+       "simulation.steady_state_tolerance: expected a number > 0 and < 1, found 1"},
+      {[](json& j) {
+         j["simulation"] = {{"max_simulated_s", 0}};
+       },
+       "simulation.max_simulated_s: expected a number > 0 and <= 1000000000, found 0"},
+      {[](json& j) {
+         j["simulation"] = {{"representative_nodes", 0}};
+       },
+       "simulation.representative_nodes: expected an integer in 1..1000000, found 0"},
+      {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
+       "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, drive, nic, "
+       "cpu_cores)"},
+  };
+  for (const BadCase& c : cases) {
+    json j = minimal();
+    c.mutate(j);
+    auto r = parse(j);
+    EXPECT_EQ(error_of(r), "s.json: " + c.message) << j.dump();
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    }
+  }
+}
+
+TEST(ScenarioJson, SyntaxErrorsNameLineAndColumn) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\n  \"granary\": 1,\n  \"name\" 2\n}",
+       "s.json:3:10: invalid JSON: syntax error while parsing object separator - unexpected "
+       "number literal; expected ':'"},
+      {"",
+       "s.json:1:1: invalid JSON: syntax error while parsing value - unexpected end of input; "
+       "expected '[', '{', or a literal"},
+      {"{\"granary\": 1,}",
+       "s.json:1:15: invalid JSON: syntax error while parsing object key - unexpected '}'; "
+       "expected string literal"},
+      {"{\n\"granary\": 1,\n\"seed\": 1e400}",
+       "s.json:3:9: invalid JSON: number overflow parsing '1e400'"},
+      {"{\"granary\": 1, \"cluster\": {\"clients\": {\"count\": 1, \"count\": 2}}}",
+       "s.json: cluster.clients.count: duplicate key (the object has it earlier)"},
+      {"{\"granary\": 1, \"workloads\": [{}, {\"a\": [1, {}], \"a\": 1}]}",
+       "s.json: workloads[1].a: duplicate key (the object has it earlier)"},
+  };
+  for (const auto& [text, message] : cases) {
+    auto r = parse_scenario(text, "s.json");
+    EXPECT_EQ(error_of(r), message) << text;
+  }
+  // Positions point at the start of the offending token.
+  auto r = parse_scenario("{\"granary\": 1,\n \"name\": tru }", "s.json");
+  EXPECT_EQ(error_of(r).rfind("s.json:2:10: invalid JSON: syntax error while parsing value - "
+                              "invalid literal",
+                              0),
+            0u)
+      << error_of(r);
+  r = parse_scenario("{\"granary\": 1\n  \"name\": \"x\"}", "s.json");
+  EXPECT_EQ(error_of(r),
+            "s.json:2:3: invalid JSON: syntax error while parsing object - unexpected string "
+            "literal; expected '}'");
+}
+
+TEST(ScenarioJson, MissingAndUnreadableFiles) {
+  const std::string dir = testing::make_temp_dir();
+  auto r = load_scenario(dir + "/none.json");
+  EXPECT_EQ(error_of(r), dir + "/none.json: no such file");
+  EXPECT_EQ(r.status().code(), Status::Code::kNotFound);
+  r = load_scenario(dir);
+  EXPECT_EQ(error_of(r), dir + ": not a regular file");
+}
+
+// Whatever the input, the parser answers with a value or one line; it never crashes.
+TEST(ScenarioJson, NeverCrashesOnMangledInput) {
+  const std::string text = minimal().dump(1);
+  for (size_t n = 0; n < text.size(); ++n) {
+    auto r = parse_scenario(text.substr(0, n), "s.json");
+    ASSERT_FALSE(r.ok()) << n;
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message().rfind("s.json", 0), 0u);
+  }
+  // Every value of the document replaced by a value of every other type.
+  const json replacements[] = {nullptr,
+                               true,
+                               -1,
+                               0,
+                               1e308,
+                               -1e-308,
+                               "x",
+                               json::array(),
+                               json::object(),
+                               9223372036854775807ll,
+                               18446744073709551615ull};
+  const json doc = minimal();
+  const json flat = doc.flatten();
+  for (const auto& [pointer, value] : flat.items()) {
+    for (const json& replacement : replacements) {
+      json mangled = doc;
+      mangled[json::json_pointer(pointer)] = replacement;
+      auto r = parse(mangled);
+      if (!r.ok()) {
+        EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
+        EXPECT_EQ(r.status().message().rfind("s.json: ", 0), 0u) << r.status().message();
+      }
+    }
+  }
+}
+
+TEST(ScenarioJson, ShippedScenariosAreValid) {
+  const fs::path dir = fs::path(GRANARY_SOURCE_DIR) / "scenarios";
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    ++count;
+    auto r = load_scenario(entry.path().string());
+    ASSERT_TRUE(r.ok()) << error_of(r);
+    EXPECT_EQ(r->name, entry.path().stem().string());
+    EXPECT_FALSE(r->description.empty()) << entry.path();
+    // Shipped scenarios are plain JSON (no comments), so any JSON tool can edit them.
+    std::ifstream in(entry.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(json::accept(text)) << entry.path();
+  }
+  EXPECT_GE(count, 3);
+}
+
+}  // namespace
+}  // namespace granary::models
