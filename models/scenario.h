@@ -71,6 +71,7 @@ struct RadosSpec {
   uint64_t object_size_bytes = 4ull << 20;  // files are striped into objects of this size
   std::string crush_map_path;         // empty: generated from the cluster (host failure domain)
   int32_t crush_rule = -1;            // -1: the generated rule
+  int inflight_objects = 4;           // object reads a client keeps in flight per file read
 };
 
 struct PfsSpec {
@@ -80,12 +81,14 @@ struct PfsSpec {
   uint64_t stripe_size_bytes = 1ull << 20;
   int stripe_count = 1;               // -1: all OSTs
   int osts_per_server = 0;            // 0: one OST per drive
+  int inflight_rpcs = 8;              // RPCs in flight per file read (Lustre max_rpcs_in_flight)
 };
 
 struct NfsSpec {
   // The storage nodes are the filer heads; each file lives on one head and is striped over
   // that head's drives.
   uint64_t rsize_bytes = 1ull << 20;  // NFS read size (one RPC)
+  int inflight_rpcs = 16;             // RPCs in flight per file read (the client's slot table)
 };
 
 struct StorageSpec {

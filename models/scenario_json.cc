@@ -647,6 +647,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   // Ceph's osd_max_object_size default is 128 MiB; objects are whole 4 KiB pages.
   r.object_size_bytes = o.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 128 * kMiB, 4 * kKiB,
                                      r.object_size_bytes);
+  r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
   if (!o.has("crush_map")) {
     if (o.has("crush_rule")) {
       o.fail("crush_rule",
@@ -720,6 +721,7 @@ PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
                                      64 * kKiB, p.stripe_size_bytes);
   p.osts_per_server =
       o.int32("osts_per_server", {0, cluster.storage.drives_per_node}, p.osts_per_server);
+  p.inflight_rpcs = o.int32("inflight_rpcs", {1, 1024}, p.inflight_rpcs);
   const int64_t osts =
       static_cast<int64_t>(cluster.storage.count) *
       (p.osts_per_server > 0 ? p.osts_per_server : cluster.storage.drives_per_node);
@@ -737,6 +739,7 @@ NfsSpec parse_nfs(const Obj& o) {
   NfsSpec n;
   // The Linux NFS client's rsize: 4 KiB pages, at most 1 MiB.
   n.rsize_bytes = o.size_bytes("rsize_kib", kKiB, "KiB", 4 * kKiB, kMiB, 4 * kKiB, n.rsize_bytes);
+  n.inflight_rpcs = o.int32("inflight_rpcs", {1, 1024}, n.inflight_rpcs);
   return n;
 }
 
@@ -759,7 +762,8 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
     case StorageDesign::kRados: {
       const json empty = json::object();
       const std::vector<std::string_view> keys = {"pg_num",          "replicas",  "erasure",
-                                                  "object_size_mib", "crush_map", "crush_rule"};
+                                                  "object_size_mib", "crush_map", "crush_rule",
+                                                  "inflight_objects"};
       s.rados = parse_rados(
           o.has("rados") ? o.object("rados", keys) : Obj(o.ctx(), empty, o.path_of("rados"), keys),
           cluster);
@@ -768,12 +772,13 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
     case StorageDesign::kPfs:
       if (o.has("pfs")) {
         s.pfs = parse_pfs(
-            o.object("pfs", {"mds", "stripe_size_mib", "stripe_count", "osts_per_server"}),
+            o.object("pfs", {"mds", "stripe_size_mib", "stripe_count", "osts_per_server",
+                             "inflight_rpcs"}),
             cluster);
       }
       break;
     case StorageDesign::kNfs:
-      if (o.has("nfs")) s.nfs = parse_nfs(o.object("nfs", {"rsize_kib"}));
+      if (o.has("nfs")) s.nfs = parse_nfs(o.object("nfs", {"rsize_kib", "inflight_rpcs"}));
       break;
   }
   return s;

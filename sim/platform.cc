@@ -35,7 +35,7 @@ Result<Platform> build_platform(const models::Topology& t, const PlatformOptions
       continue;
     }
     int cores = 1;
-    if (n.kind == models::NodeKind::kClient) cores = o.client_cores;
+    if (n.kind == models::NodeKind::kClient || n.kind == models::NodeKind::kClientSink) cores = o.client_cores;
     if (n.kind == models::NodeKind::kStorage || n.kind == models::NodeKind::kMds) cores = o.storage_cores;
     sg4::Host* h = zone->create_host(n.name, o.core_speed_flops);
     h->set_core_count(cores);

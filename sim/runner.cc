@@ -184,7 +184,7 @@ struct World {
   std::unique_ptr<crush::CrushMap> crush_map;
   std::unique_ptr<placement::CrushPool> pool;
   std::unique_ptr<services::PfsLayouts> pfs_layouts;
-  services::ObjectStores stores;
+  std::unique_ptr<services::DatasetObjectIndex> index;
   std::vector<std::unique_ptr<services::OsdService>> object_services;
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   std::vector<ClientNode> clients;
@@ -328,16 +328,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     ls.stripe_unit_bytes = s.storage.rados.object_size_bytes;
     auto rbd = layout::RbdLayout::create(ls);
     if (!rbd.ok()) return rbd.status();
-    for (int d = 0; d < drives; ++d) world.stores.emplace(d, services::ObjectStore(drive_capacity));
-    if (Status st = services::populate_rados(*world.dataset, *rbd, *world.pool, world.stores); !st.ok()) return st;
+    world.index = std::make_unique<services::DatasetObjectIndex>(
+        *world.dataset, services::DatasetObjectIndex::Naming::kRados, *rbd);
     for (int d = 0; d < drives; ++d) {
       services::OsdServiceOptions o;
       o.endpoint_name = services::osd_endpoint_name(d);
       o.cpu_s_per_op = server_cpu_s;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), world.stores.at(d), o));
+          env, env.host_of_drive(d), env.device(d), *world.index, o));
     }
-    backend = services::RadosBackend{*rbd, world.pool.get()};
+    backend = services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
     for (int d = 0; d < drives; ++d) {
@@ -357,14 +357,15 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     auto layouts = services::allocate_pfs_layouts(*world.dataset, *allocator, ls, layout_rng);
     if (!layouts.ok()) return layouts.status();
     world.pfs_layouts = std::make_unique<services::PfsLayouts>(std::move(*layouts));
-    for (int d = 0; d < drives; ++d) world.stores.emplace(d, services::ObjectStore(drive_capacity));
-    if (Status st = services::populate_pfs(*world.dataset, *world.pfs_layouts, world.stores); !st.ok()) return st;
+    world.index = std::make_unique<services::DatasetObjectIndex>(
+        *world.dataset, services::DatasetObjectIndex::Naming::kPfs, layout::RbdLayout::default_layout(),
+        world.pfs_layouts.get());
     for (int d = 0; d < drives; ++d) {
       services::OsdServiceOptions o;
       o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
       o.cpu_s_per_op = server_cpu_s;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), world.stores.at(d), o));
+          env, env.host_of_drive(d), env.device(d), *world.index, o));
     }
     // Metadata servers: each runs ops_per_s / k (the slice's share) with the given latency.
     const double service_s = s.storage.pfs.mds_latency_us * 1e-6;
@@ -378,21 +379,27 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       world.mds.push_back(std::make_unique<services::MetadataService>(
           env, topology->mds[m], world.dataset->sizes_by_path(), o));
     }
-    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), 4ull << 20};
+    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), 4ull << 20,
+                                   s.storage.pfs.inflight_rpcs};
   } else {
-    // NFS: each storage node is a filer head serving its files from its first drive.
+    // NFS: each storage node is a filer head; its files are striped over its drives, so every
+    // drive serves the head's export: one service per drive, all on the head's endpoint, and
+    // an RPC goes to whichever drive's worker is free.
     const int heads = s.cluster.storage.count;
-    for (int h = 0; h < heads; ++h) world.stores.emplace(h, services::ObjectStore(drive_capacity));
-    if (Status st = services::populate_nfs(*world.dataset, world.stores); !st.ok()) return st;
+    world.index = std::make_unique<services::DatasetObjectIndex>(*world.dataset,
+                                                                 services::DatasetObjectIndex::Naming::kNfs);
     for (int h = 0; h < heads; ++h) {
-      const int drive = h * s.cluster.storage.drives_per_node;
-      services::OsdServiceOptions o;
-      o.endpoint_name = services::nfs_endpoint_name(h);
-      o.cpu_s_per_op = server_cpu_s;
-      world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(drive), env.device(drive), world.stores.at(h), o));
+      for (int i = 0; i < s.cluster.storage.drives_per_node; ++i) {
+        const int drive = h * s.cluster.storage.drives_per_node + i;
+        services::OsdServiceOptions o;
+        o.endpoint_name = services::nfs_endpoint_name(h);
+        o.cpu_s_per_op = server_cpu_s;
+        o.worker_tasks = 2;
+        world.object_services.push_back(std::make_unique<services::OsdService>(
+            env, env.host_of_drive(drive), env.device(drive), *world.index, o));
+      }
     }
-    backend = services::NfsBackend{heads, s.storage.nfs.rsize_bytes, 16};
+    backend = services::NfsBackend{heads, s.storage.nfs.rsize_bytes, s.storage.nfs.inflight_rpcs};
   }
   for (auto& svc : world.object_services) svc->start();
   for (auto& m : world.mds) m->start();
@@ -404,7 +411,9 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   world.clients.resize(plan.clients);
   for (int c = 0; c < plan.clients; ++c) {
     ClientNode& node = world.clients[c];
-    node.host = topology->clients[c];
+    // The client's data lands in its sink (GPU memory with GPUDirect Storage, host memory
+    // otherwise): the loader and client run there so replies cross the memory or PCIe link.
+    node.host = topology->client_sinks[c];
     services::StorageClientOptions co;
     co.name = "client" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
@@ -442,7 +451,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   // Bytes each link carried in the read direction, integrated from its instantaneous usage
   // at every monitor tick (SimGrid's link-load plugin cannot be used: it crashes on the
   // cancelled receives of daemons killed at the end of a run).
-  std::vector<double> link_bytes(topology->links.size(), 0.0);
+  std::vector<double> link_bytes(topology->links.size(), 0.0), link_bytes_reverse(topology->links.size(), 0.0);
   std::vector<services::ClientStats> client_stats;
   const HostId monitor_host = topology->clients.front();
   env.spawn(
@@ -453,7 +462,10 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
         for (;;) {
           env.sleep_s(interval_s);
           const double now = env.now_s();
-          for (size_t i = 0; i < link_bytes.size(); ++i) link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
+          for (size_t i = 0; i < link_bytes.size(); ++i) {
+            link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
+            link_bytes_reverse[i] += platform->reverse[i]->get_usage() * interval_s;
+          }
           double bytes = 0, au_sum = 0;
           int64_t min_steps = total_steps;
           for (auto& node : world.clients) {
@@ -499,7 +511,13 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       });
 
   engine.run();
-  const double end_s = stopped_at_s >= 0 ? stopped_at_s : sg4::Engine::get_clock();
+  double end_s = stopped_at_s;
+  if (end_s < 0) {  // the epoch ended: the last loader's end
+    end_s = 0;
+    for (auto& node : world.clients) {
+      for (auto& gpu : node.gpus) end_s = std::max(end_s, gpu->metrics().end_s);
+    }
+  }
 
   // ---- measurements
   LatencyRecorder file_latency;
@@ -540,10 +558,11 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   std::map<std::string, double> max_by_role;
   for (size_t i = 0; i < topology->links.size(); ++i) {
     const auto& l = topology->links[i];
-    // Reads flow forward (towards the clients) on every link of the topology.
-    sg4::Link* fwd = platform->forward[i];
-    const double cap = fwd->get_bandwidth();
-    const double util = end_s > 0 && cap > 0 ? std::min(1.0, link_bytes[i] / (cap * end_s)) : 0;
+    // The busier direction of each link (reads flow one way, requests the other).
+    const bool fwd = link_bytes[i] >= link_bytes_reverse[i];
+    const double cap = (fwd ? platform->forward[i] : platform->reverse[i])->get_bandwidth();
+    const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
+    const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
     const std::string role = models::link_role_name(l.role);
     by_role[role].first += util;
     by_role[role].second += 1;

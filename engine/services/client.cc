@@ -178,7 +178,11 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     return s;
   };
   size_t window = std::numeric_limits<size_t>::max();
-  if (std::holds_alternative<PfsBackend>(backend_)) {
+  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->window_requests > 0) {
+    window = static_cast<size_t>(r->window_requests);
+  }
+  if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
+    if (p->window_requests > 0) window = static_cast<size_t>(p->window_requests);
     Result<uint64_t> size = pfs_open(path, reply_ep);
     if (!size.ok()) return fail(size.status());
     if (*size != size_bytes) {

@@ -4,8 +4,8 @@
 //
 // How a whole-file read proceeds (names and mapping in file_mapping.h):
 //  - rados: the file's object extents (RbdLayout striping); each object -> group -> primary
-//    OSD via the Placement; one ReadRequest per extent, all sent at once, then every reply
-//    awaited.
+//    OSD via the Placement; one ReadRequest per extent, at most window_requests in flight (a
+//    sliding window, as a client's readahead keeps a few object reads going), or all at once.
 //  - pfs: an open on the MDS first unless this client already has the file open (the handle
 //    and the size the MDS reported are kept until close_file, which closes every handle the
 //    client holds, two if two tasks opened the file at the same time); the read covers the size the
@@ -49,12 +49,14 @@ namespace granary::services {
 struct RadosBackend {
   layout::RbdLayout layout = layout::RbdLayout::default_layout();
   placement::Placement* placement = nullptr;  // required; not owned
+  int window_requests = 0;  // object reads in flight per file read (0: all at once)
 };
 
 struct PfsBackend {
   const PfsLayouts* layouts = nullptr;  // required; not owned
   std::string mds_endpoint = "mds.0";
   uint64_t max_request_bytes = uint64_t{4} << 20;  // Lustre's 4 MiB RPCs
+  int window_requests = 0;  // RPCs in flight per file read (0: all at once)
 };
 
 struct NfsBackend {

@@ -93,3 +93,72 @@ Status populate_nfs(const Dataset& dataset, ObjectStores& head_stores) {
 }
 
 }  // namespace granary::services
+
+namespace granary::services {
+
+DatasetObjectIndex::DatasetObjectIndex(const Dataset& dataset, Naming naming, layout::RbdLayout rbd,
+                                       const PfsLayouts* pfs_layouts)
+    : dataset_(dataset), naming_(naming), rbd_(rbd), pfs_layouts_(pfs_layouts) {
+  GRANARY_CHECK(naming != Naming::kPfs || pfs_layouts != nullptr);
+}
+
+Result<StoredObject> DatasetObjectIndex::find(std::string_view name) const {
+  auto unknown = [&] { return Status::not_found("no object '" + std::string(name) + "'"); };
+  // The file part: "<dataset>/file_<digits>".
+  const std::string prefix = dataset_.spec().name + "/file_";
+  if (name.substr(0, prefix.size()) != prefix) return unknown();
+  size_t end = prefix.size();
+  while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+  if (end == prefix.size()) return unknown();
+  const std::string_view digits = name.substr(prefix.size(), end - prefix.size());
+  uint64_t index = 0;
+  for (char c : digits) index = index * 10 + static_cast<uint64_t>(c - '0');
+  if (index >= dataset_.files().size()) return unknown();
+  const DatasetFile& file = dataset_.files()[index];
+  if (file.path.size() != end) return unknown();  // e.g. leading zeros that do not match
+  const std::string_view rest = name.substr(end);
+  switch (naming_) {
+    case Naming::kNfs:
+      if (!rest.empty()) return unknown();
+      return StoredObject{0, file.size_bytes};
+    case Naming::kRados: {
+      if (rest.size() != 17 || rest[0] != '.') return unknown();
+      uint64_t object_no = 0;
+      for (char c : rest.substr(1)) {
+        const int v = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+        if (v < 0) return unknown();
+        object_no = object_no * 16 + static_cast<uint64_t>(v);
+      }
+      if (object_no >= rbd_.num_objects(file.size_bytes)) return unknown();
+      // The object's size: up to its last byte that holds file data (ranges come in object
+      // order, so a range's object offset is the length of the ranges before it).
+      auto images = rbd_.object_to_image(object_no, 0, rbd_.spec().object_size_bytes);
+      if (!images.ok()) return images.status();
+      uint64_t size = 0, object_offset = 0;
+      for (const layout::ByteRange& r : *images) {
+        if (r.offset_bytes < file.size_bytes) {
+          size = object_offset + std::min(r.length_bytes, file.size_bytes - r.offset_bytes);
+        }
+        object_offset += r.length_bytes;
+      }
+      if (size == 0) return unknown();
+      return StoredObject{0, size};
+    }
+    case Naming::kPfs: {
+      constexpr std::string_view kStripe = ".stripe";
+      if (rest.substr(0, kStripe.size()) != kStripe || rest.size() == kStripe.size()) return unknown();
+      uint64_t stripe = 0;
+      for (char c : rest.substr(kStripe.size())) {
+        if (c < '0' || c > '9') return unknown();
+        stripe = stripe * 10 + static_cast<uint64_t>(c - '0');
+      }
+      auto it = pfs_layouts_->find(file.path);
+      if (it == pfs_layouts_->end() || stripe >= it->second.stripe_count()) return unknown();
+      const uint64_t size = it->second.object_size_bytes(file.size_bytes, static_cast<uint32_t>(stripe));
+      return StoredObject{0, size};
+    }
+  }
+  return unknown();
+}
+
+}  // namespace granary::services

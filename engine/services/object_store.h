@@ -39,14 +39,22 @@ struct ObjectStoreOptions {
   uint64_t base_offset_bytes = 0;   // the first object starts here (room for a superblock)
 };
 
-class ObjectStore {
+// Where an object lives on a device: what an OSD asks when serving a read.
+class ObjectIndex {
+ public:
+  virtual ~ObjectIndex() = default;
+  // not_found for an unknown name.
+  virtual Result<StoredObject> find(std::string_view name) const = 0;
+};
+
+class ObjectStore final : public ObjectIndex {
  public:
   explicit ObjectStore(uint64_t capacity_bytes, ObjectStoreOptions options = {});
 
   // Adds an object. invalid_argument if the name exists; io_error when the device is full.
   Status put(std::string_view name, uint64_t size_bytes);
   // not_found for an unknown name.
-  Result<StoredObject> find(std::string_view name) const;
+  Result<StoredObject> find(std::string_view name) const override;
 
   uint64_t capacity_bytes() const { return capacity_bytes_; }
   uint64_t used_bytes() const { return next_offset_bytes_; }  // end of the last extent
@@ -57,6 +65,28 @@ class ObjectStore {
   ObjectStoreOptions options_;
   uint64_t next_offset_bytes_;
   std::map<std::string, StoredObject, std::less<>> objects_;
+};
+
+// The objects of a dataset worked out from their names, with no table: for datasets too large
+// to list object by object (a 100 TiB epoch is 26 million 4 MiB objects). Names follow
+// file_mapping.h: rados "<file>.<object_no as 16 hex>" (the object's share of the file under
+// `rbd`), pfs "<file>.stripe<i>" (the stripe object's size under the file's layout), nfs
+// "<file>" (the whole file). Every object is at device offset 0: the simulated devices have no
+// seek model, so where an object sits does not matter; real mode uses ObjectStore. It does not
+// check that the asking server is the one placement chose (the client computed that).
+// Immutable; the dataset (and pfs layouts) must outlive it.
+class DatasetObjectIndex final : public ObjectIndex {
+ public:
+  enum class Naming { kRados, kPfs, kNfs };
+  DatasetObjectIndex(const Dataset& dataset, Naming naming, layout::RbdLayout rbd = layout::RbdLayout::default_layout(),
+                     const PfsLayouts* pfs_layouts = nullptr);
+  Result<StoredObject> find(std::string_view name) const override;
+
+ private:
+  const Dataset& dataset_;
+  Naming naming_;
+  layout::RbdLayout rbd_;
+  const PfsLayouts* pfs_layouts_;
 };
 
 // Stores keyed by what holds them: OSD id (rados), OST index (pfs) or head (nfs).

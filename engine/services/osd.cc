@@ -6,7 +6,7 @@
 
 namespace granary::services {
 
-OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectStore& store,
+OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
                        OsdServiceOptions options)
     : env_(env),
       host_(host),

@@ -1,5 +1,5 @@
 // OsdService: a storage server's object service for one device. It serves ReadRequests on
-// its endpoint: looks the object up in the device's ObjectStore, charges the protocol's server
+// its endpoint: looks the object up in the device's ObjectIndex (an ObjectStore, or a DatasetObjectIndex), charges the protocol's server
 // CPU per request (Env::compute_s, shared with the host's other work), then answers with
 // Env::send_from_device, streaming the extent from the drive to the client's reply endpoint.
 // A request for an unknown object, or a range past the object's end, gets a ReadReply with
@@ -17,7 +17,7 @@
 // yet; requests arriving later are not answered.
 //
 // Thread-safety: the service's tasks share only the counters, guarded by an EnvMutex; stats()
-// may be called from any task or after the run. The ObjectStore and Device must outlive it.
+// may be called from any task or after the run. The ObjectIndex and Device must outlive it.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +44,7 @@ struct OsdStats {
 class OsdService {
  public:
   // Creates the endpoint on `host`. The device should be on `host`.
-  OsdService(Env& env, HostId host, Device& device, const ObjectStore& store,
+  OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
              OsdServiceOptions options);
   OsdService(const OsdService&) = delete;
   OsdService& operator=(const OsdService&) = delete;
@@ -65,7 +65,7 @@ class OsdService {
   Env& env_;
   HostId host_;
   Device& device_;
-  const ObjectStore& store_;
+  const ObjectIndex& store_;
   OsdServiceOptions options_;
   Endpoint& endpoint_;
   mutable EnvMutex mu_;

@@ -1,0 +1,230 @@
+// granary run and granary plan: simulate a scenario, search for the accelerators it can feed.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "models/scenario_json.h"
+#include "sim/runner.h"
+
+namespace granary::cli {
+namespace {
+
+std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+// A one-line progress bar on stderr, redrawn in place (only when stderr is a terminal).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  void update(double sim_s, double fraction) {
+    if (!enabled_) return;
+    const int width = 30;
+    const int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * width);
+    std::fprintf(stderr, "\r[%s%s] %3d%%  simulated %.1f s ", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), static_cast<int>(fraction * 100), sim_s);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) std::fprintf(stderr, "\r%*s\r", 60, "");
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
+  std::ostringstream o;
+  const auto& sum = r["summary"];
+  const auto& fid = r["fidelity"];
+  const auto& au = sum["accelerator_utilization"];
+  o << s.name << " (seed " << r["scenario"]["seed"].get<uint64_t>() << "): "
+    << models::scenario_summary(s) << "\n";
+  o << "fidelity:            " << fid["mode"].get<std::string>();
+  if (fid["slice_factor"].get<int>() > 1) {
+    o << ", 1/" << fid["slice_factor"].get<int>() << " slice (" << fid["simulated_client_nodes"].get<int>()
+      << " client nodes, " << fid["simulated_storage_servers"].get<int>() << " storage servers simulated)";
+  }
+  o << "\n";
+  o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
+    << (sum["epoch_extrapolated"].get<bool>()
+            ? " (extrapolated from " + fmt(sum["simulated_seconds"].get<double>(), 2) + " s of steady state)"
+            : "")
+    << "\n";
+  o << "read throughput:     " << fmt(sum["read_gibps_mean"].get<double>(), 2) << " GiB/s mean; bound "
+    << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s (" << r["bounds"]["bottleneck"].get<std::string>()
+    << ")\n";
+  o << "accelerator util.:   mean " << fmt(au["mean"].get<double>(), 3) << ", min " << fmt(au["min"].get<double>(), 3)
+    << " over " << sum["accelerators"].get<int>() << " accelerators; threshold "
+    << fmt(au["threshold"].get<double>(), 2) << (au["meets_threshold"].get<bool>() ? " met" : " NOT met") << "\n";
+  const auto& lat = r["latency_ms"]["read"];
+  o << "sample read latency: p50 " << fmt(lat["p50"].get<double>(), 1) << " ms, p99 " << fmt(lat["p99"].get<double>(), 1)
+    << " ms, p999 " << fmt(lat["p999"].get<double>(), 1) << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
+  o << "mean utilisation:   ";
+  for (const auto& [role, u] : r["utilization"].items()) {
+    o << " " << role << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
+  }
+  o << "\n";
+  return o.str();
+}
+
+struct RunArgs {
+  std::string path;
+  std::string out;
+  std::optional<uint64_t> seed;
+  bool quiet = false;
+};
+
+void run_run(RunArgs& a, ExitCode& code) {
+  auto scenario = models::load_scenario(a.path);
+  if (!scenario.ok()) return fail_input(code, scenario.status());
+  const uint64_t seed = a.seed.value_or(scenario->seed);
+  const sim::RunPlan plan = sim::plan_run(*scenario);
+  std::cerr << "granary: " << a.path << ": seed " << seed << ", " << plan.reason << "\n";
+  ProgressBar bar(!a.quiet && isatty(STDERR_FILENO));
+  sim::RunOptions o;
+  o.seed = seed;
+  o.on_progress = [&bar](double t, double f) { bar.update(t, f); };
+  const auto t0 = std::chrono::steady_clock::now();
+  auto report = sim::run_scenario(*scenario, o);
+  bar.finish();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!report.ok()) return fail_input(code, report.status());
+  if (!a.out.empty()) {
+    std::ofstream f(a.out, std::ios::binary);
+    f << report->dump(2) << "\n";
+    if (!f) return fail_input(code, "--out: cannot write '" + a.out + "'");
+  }
+  std::cout << summary_text(*scenario, *report);
+  std::cerr << "granary: wall time " << fmt(wall, 2) << " s\n";
+}
+
+// Runs one simulation in a child process (SimGrid allows one per process) and returns its
+// report.
+Result<nlohmann::json> run_in_child(const models::Scenario& s) {
+  int fds[2];
+  if (pipe(fds) != 0) return Status::io_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return Status::io_error("fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    auto r = sim::run_scenario(s, {});
+    const std::string out = r.ok() ? r->dump() : "ERROR " + r.status().message();
+    size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + off, out.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+    _exit(r.ok() ? 0 : 3);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (text.rfind("ERROR ", 0) == 0) return Status::invalid_argument(text.substr(6));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
+    return Status::io_error("the simulation process failed");
+  }
+  return nlohmann::json::parse(text);
+}
+
+struct PlanArgs {
+  std::string path;
+  int max_per_node = 64;
+};
+
+void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
+  auto scenario = models::load_scenario(a.path);
+  if (!scenario.ok()) return fail_input(code, scenario.status());
+  const double threshold = scenario->workloads.front().training.au_threshold;
+  std::cout << "Largest accelerators per client node keeping AU >= " << fmt(threshold, 2) << " ("
+            << scenario->cluster.clients.count << " client nodes, MLPerf Storage's rule)\n";
+  std::map<int, double> au;
+  auto probe = [&](int per_node) -> Result<double> {
+    if (auto it = au.find(per_node); it != au.end()) return it->second;
+    models::Scenario s = *scenario;
+    s.cluster.clients.accelerators_per_node = per_node;
+    auto r = run_in_child(s);
+    if (!r.ok()) return r.status();
+    const double v = (*r)["summary"]["accelerator_utilization"]["mean"].get<double>();
+    au[per_node] = v;
+    std::cout << "  " << per_node << " per node (" << per_node * scenario->cluster.clients.count
+              << " accelerators): AU " << fmt(v, 3) << (v >= threshold ? "  ok" : "  below") << ", read "
+              << fmt((*r)["summary"]["read_gibps_mean"].get<double>(), 1) << " GiB/s\n";
+    std::cout.flush();
+    return v;
+  };
+  // Grow by doubling until AU drops below the threshold, then bisect (AU falls as accelerators
+  // are added: they share the same storage).
+  int good = 0, bad = 0;
+  for (int n = 1; n <= a.max_per_node; n *= 2) {
+    auto v = probe(n);
+    if (!v.ok()) return fail_input(code, v.status());
+    if (*v >= threshold) {
+      good = n;
+    } else {
+      bad = n;
+      break;
+    }
+  }
+  if (bad == 0) bad = a.max_per_node + 1;
+  while (bad - good > 1) {
+    const int mid = (good + bad) / 2;
+    auto v = probe(mid);
+    if (!v.ok()) return fail_input(code, v.status());
+    (*v >= threshold ? good : bad) = mid;
+  }
+  if (good == 0) {
+    std::cout << "Result: even 1 accelerator per node falls below the threshold.\n";
+  } else {
+    std::cout << "Result: " << good << " accelerators per node (" << good * scenario->cluster.clients.count
+              << " in all)" << (bad > a.max_per_node ? " (the search limit)" : "") << "\n";
+  }
+}
+
+}  // namespace
+
+void register_run_commands(CLI::App& app, ExitCode& code) {
+  auto run_args = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand("run", "Simulate a scenario and report what the accelerators see");
+  run->add_option("scenario", run_args->path, "scenario file (JSON, see docs/scenario-format.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--out", run_args->out, "write the report (JSON) to this file");
+  run->add_option("--seed", run_args->seed, "seed (default: the scenario's)");
+  run->add_flag("--quiet", run_args->quiet, "no progress bar");
+  run->callback([run_args, &code] { run_run(*run_args, code); });
+
+  auto plan_args = std::make_shared<PlanArgs>();
+  CLI::App* plan = app.add_subcommand("plan", "Search a design space with the simulator");
+  plan->require_subcommand(1);
+  CLI::App* acc = plan->add_subcommand(
+      "accelerators", "Largest accelerators per client node that keep AU at or above the workload's threshold");
+  acc->add_option("scenario", plan_args->path, "scenario file")->required()->check(CLI::ExistingFile);
+  acc->add_option("--max-per-node", plan_args->max_per_node, "search limit (default 64)")->check(CLI::Range(1, 4096));
+  acc->callback([plan_args, &code] { run_plan_accelerators(*plan_args, code); });
+}
+
+}  // namespace granary::cli
