@@ -71,7 +71,7 @@ struct RadosSpec {
   uint64_t object_size_bytes = 4ull << 20;  // files are striped into objects of this size
   std::string crush_map_path;         // empty: generated from the cluster (host failure domain)
   int32_t crush_rule = -1;            // -1: the generated rule
-  int inflight_objects = 4;           // object reads a client keeps in flight per file read
+  int inflight_objects = 2;           // object reads in flight per file read (8 MiB readahead)
 };
 
 struct PfsSpec {

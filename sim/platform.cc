@@ -2,6 +2,9 @@
 
 #include <xbt/log.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace granary::sim {
 
 namespace sg4 = simgrid::s4u;
@@ -14,9 +17,21 @@ void configure_engine(sg4::Engine& engine) {
   engine.set_config("network/model:CM02");
   engine.set_config("network/TCP-gamma:0");
   engine.set_config("network/crosstraffic:0");
-  engine.set_config("network/optim:Full");
+  engine.set_config("network/optim:Lazy");
   engine.set_config("cpu/optim:Full");
   engine.set_config("contexts/stack-size:256");
+  // Extra SimGrid settings for experiments, e.g. GRANARY_SIMGRID_CFG="network/optim:Lazy".
+  if (const char* extra = std::getenv("GRANARY_SIMGRID_CFG")) {
+    std::string all(extra);
+    size_t start = 0;
+    while (start < all.size()) {
+      const size_t end = all.find(' ', start);
+      const std::string item = all.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!item.empty()) engine.set_config(item);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
 }
 
 Result<Platform> build_platform(const models::Topology& t, const PlatformOptions& o) {

@@ -145,28 +145,32 @@ std::vector<LinkSide> fabric_link_sides(const models::Topology& t) {
   return sides;
 }
 
-// Capacity multipliers that give every fabric link of the slice the same load per endpoint
-// host as the full cluster's links at the same depth and of the same kind.
+// Capacity multipliers that give every fabric link of the slice the same capacity per endpoint
+// host below it as the full cluster's links at the same depth on the same side (clients or
+// storage): a leaf uplink of fixed capacity shared by 8 hosts in the cluster gets 1/8 of it per
+// slice host; an uplink already sized from its hosts (uplinks_per_leaf 0) stays as it is.
 std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice) {
   const auto real_sides = fabric_link_sides(real);
   const auto slice_sides = fabric_link_sides(slice);
-  std::map<std::pair<int, int>, int> full_clients, full_storage;  // (depth, kind) -> max hosts
+  // (depth, side) -> capacity per host below, from the fullest real link of that kind.
+  std::map<std::pair<int, int>, std::pair<int, double>> per_host;  // -> (hosts, bytes/s per host)
+  auto side_of = [](const LinkSide& ls) { return ls.clients > 0 ? (ls.storage > 0 ? 2 : 0) : 1; };
   for (size_t i = 0; i < real.links.size(); ++i) {
     if (real.links[i].role != LinkRole::kFabric) continue;
-    auto& fc = full_clients[{real_sides[i].depth, 0}];
-    auto& fs = full_storage[{real_sides[i].depth, 0}];
-    fc = std::max(fc, real_sides[i].clients);
-    fs = std::max(fs, real_sides[i].storage);
+    const LinkSide& ls = real_sides[i];
+    const int hosts = ls.clients + ls.storage;
+    if (hosts == 0) continue;
+    auto& entry = per_host[{ls.depth, side_of(ls)}];
+    if (hosts > entry.first) entry = {hosts, real.links[i].forward_bytes_per_s / hosts};
   }
   std::vector<double> scale(slice.links.size(), 1.0);
   for (size_t i = 0; i < slice.links.size(); ++i) {
     if (slice.links[i].role != LinkRole::kFabric) continue;
-    const LinkSide& s = slice_sides[i];
-    const int fc = full_clients[{s.depth, 0}];
-    const int fs = full_storage[{s.depth, 0}];
-    const double full = static_cast<double>(s.clients > 0 ? fc : 0) + (s.storage > 0 ? fs : 0);
-    const double here = static_cast<double>(s.clients + s.storage);
-    if (full > 0 && here > 0) scale[i] = std::min(1.0, here / full);
+    const LinkSide& ls = slice_sides[i];
+    const int hosts = ls.clients + ls.storage;
+    auto it = per_host.find({ls.depth, side_of(ls)});
+    if (hosts == 0 || it == per_host.end() || slice.links[i].forward_bytes_per_s <= 0) continue;
+    scale[i] = std::min(1.0, it->second.second * hosts / slice.links[i].forward_bytes_per_s);
   }
   return scale;
 }
@@ -444,7 +448,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   }
 
   // ---- monitor: throughput series, progress, steady state
-  const double interval_s = std::max(0.05, std::min(1.0, w.compute_s_per_step * 2));
+  const double interval_s = std::max(0.02, std::min(0.5, w.compute_s_per_step / 2));
   ThroughputSeries series(interval_s);
   std::vector<double> au_series;
   double stopped_at_s = -1;
@@ -453,12 +457,14 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   // cancelled receives of daemons killed at the end of a run).
   std::vector<double> link_bytes(topology->links.size(), 0.0), link_bytes_reverse(topology->links.size(), 0.0);
   std::vector<services::ClientStats> client_stats;
+  double steady_rate = 0, steady_steps_per_s = 0, read_at_stop = 0;
   const HostId monitor_host = topology->clients.front();
   env.spawn(
       monitor_host, "monitor",
       [&] {
         double last_bytes = 0;
         std::vector<double> window_rates;
+        std::vector<double> step_counts;  // steps completed by all loaders, per tick
         for (;;) {
           env.sleep_s(interval_s);
           const double now = env.now_s();
@@ -468,16 +474,19 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
           }
           double bytes = 0, au_sum = 0;
           int64_t min_steps = total_steps;
+          double steps_all = 0;
           for (auto& node : world.clients) {
             for (auto& gpu : node.gpus) {
               const auto& m = gpu->metrics();
               bytes += static_cast<double>(m.bytes_read);
               au_sum += partial_au(m, w.compute_s_per_step, now);
               min_steps = std::min(min_steps, m.steps);
+              steps_all += static_cast<double>(m.steps);
             }
           }
           series.add(now - interval_s / 2, bytes - last_bytes);
           window_rates.push_back((bytes - last_bytes) / interval_s);
+          step_counts.push_back(steps_all);
           last_bytes = bytes;
           au_series.push_back(au_sum / total_gpus);
           if (options.on_progress) {
@@ -503,6 +512,13 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             for (auto& node : world.clients) client_stats.push_back(node.client->stats());
             if (stop) {
               stopped_at_s = now;
+              // The steady state: the last 5 intervals' read rate and step rate.
+              const size_t n = window_rates.size();
+              const size_t span = std::min<size_t>(5, n);
+              for (size_t i = n - span; i < n; ++i) steady_rate += window_rates[i] / static_cast<double>(span);
+              const double before = n > span ? step_counts[n - span - 1] : 0.0;
+              steady_steps_per_s = (step_counts[n - 1] - before) / (static_cast<double>(span) * interval_s);
+              read_at_stop = bytes;
               sg4::Actor::kill_all();
             }
             return;
@@ -526,6 +542,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   int64_t samples = 0;
   double epoch_s = 0;
   bool extrapolated = false;
+  double steady_au = 0;
   Status first_error;
   for (const auto& cs : client_stats) {
     for (double l : cs.file_latency_s) file_latency.add(l);
@@ -537,19 +554,30 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       bytes += static_cast<double>(m.bytes_read);
       samples += m.steps * w.batch_size;
       aus.push_back(stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au);
-      double finish = m.end_s;
-      if (stopped_at_s >= 0 && m.steps < total_steps) {
-        // Extrapolate the loader's steady step period to the rest of its epochs.
-        const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
-        const double period = m.steps > 0 ? (end_s - m.start_s - first_wait) / static_cast<double>(m.steps) : 0;
-        finish = m.start_s + first_wait + period * static_cast<double>(total_steps);
-        extrapolated = true;
-      }
-      epoch_s = std::max(epoch_s, finish / w.epochs);
+      epoch_s = std::max(epoch_s, m.end_s / w.epochs);
     }
+  }
+  if (stopped_at_s >= 0 && steady_rate > 0) {
+    // Extrapolate the steady state to the end of the epochs: the bytes left at the steady
+    // read rate; MLPerf's AU over that span.
+    const double remaining = static_cast<double>(world.dataset->total_bytes()) * w.epochs - read_at_stop;
+    const double total_s = end_s + std::max(0.0, remaining) / steady_rate;
+    epoch_s = total_s / w.epochs;
+    extrapolated = true;
+    double first_wait = 0;
+    for (auto& node : world.clients) {
+      for (auto& gpu : node.gpus) {
+        const auto& m = gpu->metrics();
+        first_wait += m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
+      }
+    }
+    first_wait /= total_gpus;
+    const double compute = static_cast<double>(total_steps) * w.compute_s_per_step;
+    steady_au = std::min(1.0, compute / std::max(compute, total_s - first_wait));
   }
   if (!first_error.ok()) return first_error;
   double au_mean = aus.empty() ? 0 : std::accumulate(aus.begin(), aus.end(), 0.0) / aus.size();
+  if (extrapolated) au_mean = steady_au;
   double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
   double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());
 

@@ -154,7 +154,10 @@ Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
 }
 
 void SimEnv::send(HostId, std::string_view to, Message message) {
-  const uint64_t bytes = message.wire_bytes();
+  // A small message (a request, a metadata op) costs its route's latency; its bytes are noise
+  // next to the data flows, so it is sent as a latency-only transfer, which spares the
+  // bandwidth solver a flow and an event.
+  const uint64_t bytes = message.wire_bytes() <= kLatencyOnlyBytes ? 0 : message.wire_bytes();
   auto* m = new Message(std::move(message));
   sg4::Mailbox::by_name(std::string(to))->put_init(m, bytes)->detach(delete_message);
 }

@@ -23,6 +23,9 @@ namespace granary::sim {
 
 class SimEnv final : public Env {
  public:
+  // Messages up to this size travel as latency-only transfers (see send()).
+  static constexpr uint64_t kLatencyOnlyBytes = 64 * 1024;
+
   // `platform` and `topology` must outlive the SimEnv. Devices are the topology's drives in
   // order (DeviceId = position in topology.drives); HostId = topology node index.
   SimEnv(const models::Topology& topology, const Platform& platform, uint64_t seed);
