@@ -108,14 +108,15 @@ struct WorkloadSpec {
 
 // ---- simulation
 
-enum class Fidelity { kAuto, kRequest, kHybrid };
+enum class Fidelity { kAuto, kRequest, kSlice };
 
 struct SimulationSpec {
   Fidelity fidelity = Fidelity::kAuto;
-  int representative_nodes = 2;       // hybrid: client nodes simulated request by request
-  uint64_t chunk_bytes = 64ull << 20; // hybrid: transfer unit of the aggregated clients
+  int representative_nodes = 8;       // slice: client nodes to simulate (about; see docs)
+  uint64_t transfer_unit_bytes = 16ull << 20;  // slice: pfs/nfs requests coalesced up to this
+  bool stop_at_steady_state = true;   // stop once steady and extrapolate the epoch
   double max_simulated_s = 3600;      // stop (and report) after this much simulated time
-  double steady_state_tolerance = 0.01;  // hybrid: relative change that counts as steady
+  double steady_state_tolerance = 0.01;  // relative change of throughput that counts as steady
 };
 
 struct Scenario {

@@ -858,11 +858,12 @@ SimulationSpec parse_simulation(const Obj& o) {
   SimulationSpec s;
   s.fidelity = o.choice<Fidelity>(
       "fidelity",
-      {{"auto", Fidelity::kAuto}, {"request", Fidelity::kRequest}, {"hybrid", Fidelity::kHybrid}},
+      {{"auto", Fidelity::kAuto}, {"request", Fidelity::kRequest}, {"slice", Fidelity::kSlice}},
       s.fidelity);
   s.representative_nodes = o.int32("representative_nodes", {1, 1000000}, s.representative_nodes);
-  s.chunk_bytes = o.size_bytes("chunk_mib", kMiB, "MiB", 4 * kKiB, 1024ull * kMiB * 1024, 4 * kKiB,
-                               s.chunk_bytes);
+  s.transfer_unit_bytes = o.size_bytes("transfer_unit_mib", kMiB, "MiB", 4 * kKiB, 1024ull * kMiB,
+                                       4 * kKiB, s.transfer_unit_bytes);
+  s.stop_at_steady_state = o.boolean("stop_at_steady_state", s.stop_at_steady_state);
   s.max_simulated_s = o.number("max_simulated_s", {0, true, 1e9}, s.max_simulated_s);
   s.steady_state_tolerance =
       o.number("steady_state_tolerance", {0, true, 1, true}, s.steady_state_tolerance);
@@ -900,7 +901,8 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.workloads = parse_workloads(root, s.cluster.clients.accelerator);
   if (root.has("simulation")) {
     s.simulation =
-        parse_simulation(root.object("simulation", {"fidelity", "representative_nodes", "chunk_mib",
+        parse_simulation(root.object("simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
+                                                        "stop_at_steady_state",
                                                     "max_simulated_s", "steady_state_tolerance"}));
   }
   return s;

@@ -62,7 +62,7 @@ RunPlan plan_run(const Scenario& s) {
   }
   Fidelity f = s.simulation.fidelity;
   if (f == Fidelity::kAuto) {
-    f = readers <= kAutoRequestReaders ? Fidelity::kRequest : Fidelity::kHybrid;
+    f = readers <= kAutoRequestReaders ? Fidelity::kRequest : Fidelity::kSlice;
     p.reason = readers <= kAutoRequestReaders
                    ? std::to_string(readers) + " concurrent readers: request level"
                    : std::to_string(readers) + " concurrent readers: a symmetric slice";
@@ -71,15 +71,15 @@ RunPlan plan_run(const Scenario& s) {
                                        : "a symmetric slice, as the scenario asks";
   }
   p.fidelity = f;
-  if (f == Fidelity::kHybrid) {
+  if (f == Fidelity::kSlice) {
     const int target = std::max(1, n / std::max(1, s.simulation.representative_nodes));
     p.slice_factor = common_divisor_at_most(n, servers, target);
-    p.allow_early_stop = true;
     if (p.slice_factor == 1) {
       p.reason += " (no common divisor of " + std::to_string(n) + " clients and " +
                   std::to_string(servers) + " servers: whole cluster)";
     }
   }
+  p.allow_early_stop = s.simulation.stop_at_steady_state;
   p.clients = n / p.slice_factor;
   p.storage_servers = servers / p.slice_factor;
   return p;
@@ -211,7 +211,7 @@ std::string fidelity_name(Fidelity f) {
       return "auto";
     case Fidelity::kRequest:
       return "request";
-    case Fidelity::kHybrid:
+    case Fidelity::kSlice:
       return "slice";
   }
   return "?";
@@ -383,8 +383,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       world.mds.push_back(std::make_unique<services::MetadataService>(
           env, topology->mds[m], world.dataset->sizes_by_path(), o));
     }
-    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), 4ull << 20,
-                                   s.storage.pfs.inflight_rpcs};
+    // Lustre's 4 MiB RPCs; a slice coalesces them up to the transfer unit, keeping the bytes
+    // in flight per file.
+    uint64_t rpc = 4ull << 20;
+    int inflight = s.storage.pfs.inflight_rpcs;
+    if (k > 1 && s.simulation.transfer_unit_bytes > rpc) {
+      const uint64_t bytes_in_flight = rpc * static_cast<uint64_t>(inflight);
+      rpc = s.simulation.transfer_unit_bytes;
+      inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rpc));
+    }
+    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), rpc, inflight};
   } else {
     // NFS: each storage node is a filer head; its files are striped over its drives, so every
     // drive serves the head's export: one service per drive, all on the head's endpoint, and
@@ -403,7 +411,14 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             env, env.host_of_drive(drive), env.device(drive), *world.index, o));
       }
     }
-    backend = services::NfsBackend{heads, s.storage.nfs.rsize_bytes, s.storage.nfs.inflight_rpcs};
+    uint64_t rsize = s.storage.nfs.rsize_bytes;
+    int inflight = s.storage.nfs.inflight_rpcs;
+    if (k > 1 && s.simulation.transfer_unit_bytes > rsize) {  // coalesced, as for pfs
+      const uint64_t bytes_in_flight = rsize * static_cast<uint64_t>(inflight);
+      rsize = s.simulation.transfer_unit_bytes;
+      inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rsize));
+    }
+    backend = services::NfsBackend{heads, rsize, inflight};
   }
   for (auto& svc : world.object_services) svc->start();
   for (auto& m : world.mds) m->start();
@@ -457,7 +472,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   // cancelled receives of daemons killed at the end of a run).
   std::vector<double> link_bytes(topology->links.size(), 0.0), link_bytes_reverse(topology->links.size(), 0.0);
   std::vector<services::ClientStats> client_stats;
-  double steady_rate = 0, steady_steps_per_s = 0, read_at_stop = 0;
+  double steady_steps_per_s = 0, read_at_stop = 0;
   const HostId monitor_host = topology->clients.front();
   env.spawn(
       monitor_host, "monitor",
@@ -465,6 +480,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
         double last_bytes = 0;
         std::vector<double> window_rates;
         std::vector<double> step_counts;  // steps completed by all loaders, per tick
+        double warm_s = -1;  // when every loader had filled its prefetch queue
         for (;;) {
           env.sleep_s(interval_s);
           const double now = env.now_s();
@@ -497,14 +513,49 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
           }
           bool stop = !all_done && now >= s.simulation.max_simulated_s;
-          // Steady: every loader past its first steps and the throughput of the last two
-          // windows of 5 intervals within the tolerance of each other.
-          if (!all_done && plan.allow_early_stop && min_steps >= 3 && window_rates.size() >= 10) {
-            const size_t n = window_rates.size();
-            double a = 0, b = 0;
-            for (size_t i = n - 10; i < n - 5; ++i) a += window_rates[i];
-            for (size_t i = n - 5; i < n; ++i) b += window_rates[i];
-            stop = stop || (a > 0 && std::abs(b - a) / a <= s.simulation.steady_state_tolerance * 5);
+          // Steady: once every loader filled its prefetch queue (prefetch_batches + 1 steps),
+          // each loader's step rate over its steps since then, first half against second half,
+          // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
+          // step completions, so the lockstep of compute-bound loaders cannot bias them.
+          if (!all_done && plan.allow_early_stop) {
+            if (warm_s < 0) {
+              bool warm = true;
+              for (auto& node : world.clients) {
+                for (auto& gpu : node.gpus) {
+                  warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) > w.prefetch_batches + 1;
+                }
+              }
+              if (warm) warm_s = now;
+            }
+            if (warm_s >= 0) {
+              double r1 = 0, r2 = 0, r = 0;
+              bool enough = true;
+              for (auto& node : world.clients) {
+                for (auto& gpu : node.gpus) {
+                  const auto& ends = gpu->metrics().step_end_s;
+                  const auto first = std::lower_bound(ends.begin(), ends.end(), warm_s);
+                  const size_t m = static_cast<size_t>(ends.end() - first);
+                  if (m < 3) {
+                    enough = false;
+                    break;
+                  }
+                  const size_t mid = (m - 1) / 2;
+                  const double t0 = *first, tm = *(first + mid), t1 = ends.back();
+                  if (!(tm > t0 && t1 > tm)) {
+                    enough = false;
+                    break;
+                  }
+                  r1 += static_cast<double>(mid) / (tm - t0);
+                  r2 += static_cast<double>(m - 1 - mid) / (t1 - tm);
+                  r += static_cast<double>(m - 1) / (t1 - t0);
+                }
+                if (!enough) break;
+              }
+              if (enough && r1 > 0 && std::abs(r2 - r1) / r1 <= s.simulation.steady_state_tolerance * 5) {
+                stop = true;
+                steady_steps_per_s = r;
+              }
+            }
           }
           if (all_done || stop) {
             // Read the clients' figures here: their locks are Env semaphores, usable only
@@ -512,12 +563,6 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             for (auto& node : world.clients) client_stats.push_back(node.client->stats());
             if (stop) {
               stopped_at_s = now;
-              // The steady state: the last 5 intervals' read rate and step rate.
-              const size_t n = window_rates.size();
-              const size_t span = std::min<size_t>(5, n);
-              for (size_t i = n - span; i < n; ++i) steady_rate += window_rates[i] / static_cast<double>(span);
-              const double before = n > span ? step_counts[n - span - 1] : 0.0;
-              steady_steps_per_s = (step_counts[n - 1] - before) / (static_cast<double>(span) * interval_s);
               read_at_stop = bytes;
               sg4::Actor::kill_all();
             }
@@ -557,21 +602,22 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       epoch_s = std::max(epoch_s, m.end_s / w.epochs);
     }
   }
-  if (stopped_at_s >= 0 && steady_rate > 0) {
-    // Extrapolate the steady state to the end of the epochs: the bytes left at the steady
-    // read rate; MLPerf's AU over that span.
-    const double remaining = static_cast<double>(world.dataset->total_bytes()) * w.epochs - read_at_stop;
-    const double total_s = end_s + std::max(0.0, remaining) / steady_rate;
-    epoch_s = total_s / w.epochs;
-    extrapolated = true;
-    double first_wait = 0;
+  if (stopped_at_s >= 0 && steady_steps_per_s > 0) {
+    // Extrapolate the steady state to the end of the epochs: the steps left at the steady
+    // step rate of all loaders; MLPerf's AU over that span.
+    double done_steps = 0, first_wait = 0;
     for (auto& node : world.clients) {
       for (auto& gpu : node.gpus) {
         const auto& m = gpu->metrics();
+        done_steps += static_cast<double>(m.steps);
         first_wait += m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
       }
     }
     first_wait /= total_gpus;
+    const double remaining = static_cast<double>(total_steps) * total_gpus - done_steps;
+    const double total_s = end_s + std::max(0.0, remaining) / steady_steps_per_s;
+    epoch_s = total_s / w.epochs;
+    extrapolated = true;
     const double compute = static_cast<double>(total_steps) * w.compute_s_per_step;
     steady_au = std::min(1.0, compute / std::max(compute, total_s - first_wait));
   }

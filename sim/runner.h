@@ -33,7 +33,7 @@ struct RunOptions {
 
 // How a scenario will be simulated.
 struct RunPlan {
-  models::Fidelity fidelity = models::Fidelity::kRequest;  // kRequest or kHybrid (slice)
+  models::Fidelity fidelity = models::Fidelity::kRequest;  // kRequest or kSlice
   int slice_factor = 1;        // k: the slice has 1/k of the clients and storage servers
   int clients = 0;             // client nodes simulated
   int storage_servers = 0;     // storage servers simulated

@@ -77,15 +77,47 @@ Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout
   Result<std::vector<layout::StripeExtent>> extents =
       layout.file_to_objects(offset_bytes, length_bytes);
   if (!extents.ok()) return extents.status();
-  std::vector<ObjectRead> reads;
+  // Pieces of one stripe object that follow each other merge, as a Lustre client fills an RPC
+  // with contiguous pages of one object; then each object's run is cut into RPCs of at most
+  // max_request_bytes, and the RPCs are issued in the order of their first byte in the file.
+  struct Run {
+    uint64_t file_offset, stripe, object_offset, length;
+    uint32_t ost;
+  };
+  std::vector<Run> runs;
+  std::map<uint32_t, size_t> last_run;  // stripe index -> its latest run
+  uint64_t file_offset = offset_bytes;
   for (const layout::StripeExtent& e : *extents) {
-    const std::string endpoint = ost_endpoint_name(e.ost_index);
-    const std::string object = lustre_object_name(file, e.stripe_index);
-    for (uint64_t done = 0; done < e.length_bytes; done += max_request_bytes) {
-      reads.push_back(ObjectRead{endpoint, object, e.object_offset_bytes + done,
-                                 std::min(max_request_bytes, e.length_bytes - done)});
+    auto it = last_run.find(e.stripe_index);
+    if (it != last_run.end()) {
+      Run& r = runs[it->second];
+      if (r.object_offset + r.length == e.object_offset_bytes) {
+        r.length += e.length_bytes;
+        file_offset += e.length_bytes;
+        continue;
+      }
+    }
+    last_run[e.stripe_index] = runs.size();
+    runs.push_back({file_offset, e.stripe_index, e.object_offset_bytes, e.length_bytes, e.ost_index});
+    file_offset += e.length_bytes;
+  }
+  struct Piece {
+    uint64_t order;
+    ObjectRead read;
+  };
+  std::vector<Piece> pieces;
+  for (const Run& r : runs) {
+    const std::string endpoint = ost_endpoint_name(r.ost);
+    const std::string object = lustre_object_name(file, static_cast<uint32_t>(r.stripe));
+    for (uint64_t done = 0; done < r.length; done += max_request_bytes) {
+      pieces.push_back({r.file_offset + done,
+                        ObjectRead{endpoint, object, r.object_offset + done, std::min(max_request_bytes, r.length - done)}});
     }
   }
+  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.order < b.order; });
+  std::vector<ObjectRead> reads;
+  reads.reserve(pieces.size());
+  for (Piece& p : pieces) reads.push_back(std::move(p.read));
   return reads;
 }
 

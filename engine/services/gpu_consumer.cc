@@ -158,6 +158,7 @@ Status GpuConsumer::run_epoch(int epoch) {
     if (step == 0) first_wait_s = wait_s;
     env_.sleep_s(options_.compute_s_per_step);
     computed_s += options_.compute_s_per_step;
+    metrics_.step_end_s.push_back(env_.now_s());
     ++metrics_.steps;
   }
   const double epoch_end_s = env_.now_s();

@@ -74,6 +74,7 @@ struct ConsumerMetrics {
   std::vector<double> epoch_au;
   int64_t steps = 0;                   // completed, all epochs
   std::vector<double> step_io_wait_s;  // per completed step, epoch after epoch
+  std::vector<double> step_end_s;      // when each completed step's compute ended
   uint64_t files_read = 0;
   uint64_t bytes_read = 0;
   std::vector<double> file_read_latency_s;  // per file read, in completion order

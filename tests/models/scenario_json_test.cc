@@ -95,8 +95,9 @@ TEST(ScenarioJson, MinimalScenarioGetsDefaults) {
   EXPECT_DOUBLE_EQ(t.compute_s_per_step, 0.636);
   // Simulation defaults.
   EXPECT_EQ(s.simulation.fidelity, Fidelity::kAuto);
-  EXPECT_EQ(s.simulation.representative_nodes, 2);
-  EXPECT_EQ(s.simulation.chunk_bytes, 64u << 20);
+  EXPECT_EQ(s.simulation.representative_nodes, 8);
+  EXPECT_EQ(s.simulation.transfer_unit_bytes, 16u << 20);
+  EXPECT_TRUE(s.simulation.stop_at_steady_state);
   EXPECT_DOUBLE_EQ(s.simulation.max_simulated_s, 3600);
   EXPECT_DOUBLE_EQ(s.simulation.steady_state_tolerance, 0.01);
 }
@@ -156,7 +157,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
        "files": 100000, "batch_size": 32, "read_threads": 16, "prefetch_batches": 0,
        "au_threshold": 0.95, "file_format": "parquet"},
       {"name": "cosmo-fixed", "mlperf": "cosmoflow", "compute_s_per_step": 0.01}],
-    "simulation": {"fidelity": "hybrid", "representative_nodes": 4, "chunk_mib": 32,
+    "simulation": {"fidelity": "slice", "representative_nodes": 4, "transfer_unit_mib": 32,
                    "max_simulated_s": 600, "steady_state_tolerance": 0.05}
   })";
   auto r = parse_scenario(text, "full.json");
@@ -257,9 +258,9 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_DOUBLE_EQ(s.workloads[2].training.compute_s_per_step, 0.01);
   EXPECT_DOUBLE_EQ(s.workloads[2].training.au_threshold, 0.70);
 
-  EXPECT_EQ(s.simulation.fidelity, Fidelity::kHybrid);
+  EXPECT_EQ(s.simulation.fidelity, Fidelity::kSlice);
   EXPECT_EQ(s.simulation.representative_nodes, 4);
-  EXPECT_EQ(s.simulation.chunk_bytes, 32u << 20);
+  EXPECT_EQ(s.simulation.transfer_unit_bytes, 32u << 20);
   EXPECT_DOUBLE_EQ(s.simulation.max_simulated_s, 600);
   EXPECT_DOUBLE_EQ(s.simulation.steady_state_tolerance, 0.05);
 
@@ -273,14 +274,14 @@ TEST(ScenarioJson, UnitConversions) {
   j["storage"] = {
       {"design", "pfs"},
       {"pfs", {{"stripe_size_mib", 0.0625}, {"stripe_count", -1}, {"osts_per_server", 2}}}};
-  j["simulation"] = {{"chunk_mib", 0.25}};
+  j["simulation"] = {{"transfer_unit_mib", 0.25}};
   j["workloads"][0]["sample_size_mib"] = {{"mean", 1.5}, {"stddev", 0.125}};
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << error_of(r);
   EXPECT_EQ(r->storage.pfs.stripe_size_bytes, 64u * 1024);
   EXPECT_EQ(r->storage.pfs.stripe_count, -1);
   EXPECT_EQ(r->storage.pfs.osts_per_server, 2);
-  EXPECT_EQ(r->simulation.chunk_bytes, 256u * 1024);
+  EXPECT_EQ(r->simulation.transfer_unit_bytes, 256u * 1024);
   EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_mean, 1.5 * 1048576);
   EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_stddev, 131072);
   j["storage"] = {{"design", "nfs"}, {"nfs", {{"rsize_kib", 256}}}};
@@ -558,7 +559,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["simulation"] = {{"fidelity", "exact"}};
        },
-       "simulation.fidelity: expected 'auto' or 'request' or 'hybrid', found \"exact\""},
+       "simulation.fidelity: expected 'auto' or 'request' or 'slice', found \"exact\""},
       {[](json& j) {
          j["simulation"] = {{"steady_state_tolerance", 1}};
        },
