@@ -26,13 +26,13 @@ TEST(ValidateCli, SummarisesValidScenarios) {
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out,
             rados +
-                ": ok (128 clients x 8 a100, 16 storage nodes x 24 samsung-pm9a3-7.68tb, rados EC "
-                "8+3 over rdma, workloads: unet3d)\n" +
+                ": ok (4 clients x 8 a100, 4 storage nodes x 8 samsung-pm9a3-7.68tb, rados 3x "
+                "replicated over rdma, workloads: unet3d)\n" +
                 pfs +
-                ": ok (64 clients x 8 h100, 8 storage nodes x 12 kioxia-cm7r-7.68tb, pfs (1 MDS, "
+                ": ok (2 clients x 8 h100, 4 storage nodes x 8 samsung-pm9a3-7.68tb, pfs (1 MDS, "
                 "stripe count 4) over lnet-rdma, workloads: resnet50)\n" +
                 nfs +
-                ": ok (16 clients x 8 a100, 4 storage nodes x 12 samsung-pm9a3-7.68tb, nfs over "
+                ": ok (2 clients x 8 a100, 2 storage nodes x 8 samsung-pm9a3-7.68tb, nfs over "
                 "nfs-rdma, workloads: cosmoflow)\n");
 }
 
