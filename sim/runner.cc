@@ -473,6 +473,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   std::vector<double> link_bytes(topology->links.size(), 0.0), link_bytes_reverse(topology->links.size(), 0.0);
   std::vector<services::ClientStats> client_stats;
   double steady_steps_per_s = 0, read_at_stop = 0;
+  double warm_at_s = -1, bytes_at_warm = 0;  // the end of the loaders' prefetch fill
   const HostId monitor_host = topology->clients.front();
   env.spawn(
       monitor_host, "monitor",
@@ -480,7 +481,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
         double last_bytes = 0;
         std::vector<double> window_rates;
         std::vector<double> step_counts;  // steps completed by all loaders, per tick
-        double warm_s = -1;  // when every loader had filled its prefetch queue
+        double& warm_s = warm_at_s;  // when every loader had filled its prefetch queue
         for (;;) {
           env.sleep_s(interval_s);
           const double now = env.now_s();
@@ -517,16 +518,19 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
           // each loader's step rate over its steps since then, first half against second half,
           // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
           // step completions, so the lockstep of compute-bound loaders cannot bias them.
-          if (!all_done && plan.allow_early_stop) {
-            if (warm_s < 0) {
-              bool warm = true;
-              for (auto& node : world.clients) {
-                for (auto& gpu : node.gpus) {
-                  warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) > w.prefetch_batches + 1;
-                }
+          if (warm_s < 0) {
+            bool warm = true;
+            for (auto& node : world.clients) {
+              for (auto& gpu : node.gpus) {
+                warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) > w.prefetch_batches + 1;
               }
-              if (warm) warm_s = now;
             }
+            if (warm) {
+              warm_s = now;
+              bytes_at_warm = bytes;
+            }
+          }
+          if (!all_done && plan.allow_early_stop) {
             if (warm_s >= 0) {
               double r1 = 0, r2 = 0, r = 0;
               bool enough = true;
@@ -587,7 +591,6 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   int64_t samples = 0;
   double epoch_s = 0;
   bool extrapolated = false;
-  double steady_au = 0;
   Status first_error;
   for (const auto& cs : client_stats) {
     for (double l : cs.file_latency_s) file_latency.add(l);
@@ -598,7 +601,22 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       if (first_error.ok() && stopped_at_s < 0 && !gpu->status().ok()) first_error = gpu->status();
       bytes += static_cast<double>(m.bytes_read);
       samples += m.steps * w.batch_size;
-      aus.push_back(stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au);
+      double au = stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au;
+      if (stopped_at_s >= 0 && steady_steps_per_s > 0 && warm_at_s >= 0) {
+        // This loader's own steady step period since the prefetch fill, carried to the end
+        // of its steps: its extrapolated MLPerf AU.
+        const auto& ends = m.step_end_s;
+        const auto first = std::lower_bound(ends.begin(), ends.end(), warm_at_s);
+        const size_t n = static_cast<size_t>(ends.end() - first);
+        if (n >= 2 && ends.back() > *first) {
+          const double period = (ends.back() - *first) / static_cast<double>(n - 1);
+          const double finish = ends.back() + period * static_cast<double>(total_steps - m.steps);
+          const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
+          const double compute = static_cast<double>(total_steps) * w.compute_s_per_step;
+          au = std::min(1.0, compute / std::max(compute, finish - m.start_s - first_wait));
+        }
+      }
+      aus.push_back(au);
       epoch_s = std::max(epoch_s, m.end_s / w.epochs);
     }
   }
@@ -618,12 +636,9 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     const double total_s = end_s + std::max(0.0, remaining) / steady_steps_per_s;
     epoch_s = total_s / w.epochs;
     extrapolated = true;
-    const double compute = static_cast<double>(total_steps) * w.compute_s_per_step;
-    steady_au = std::min(1.0, compute / std::max(compute, total_s - first_wait));
   }
   if (!first_error.ok()) return first_error;
   double au_mean = aus.empty() ? 0 : std::accumulate(aus.begin(), aus.end(), 0.0) / aus.size();
-  if (extrapolated) au_mean = steady_au;
   double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
   double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());
 
@@ -660,6 +675,10 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   summary["epoch_extrapolated"] = extrapolated;
   summary["simulated_seconds"] = round_to(end_s, 6);
   summary["read_gibps_mean"] = round_to(end_s > 0 ? bytes * full_factor / end_s / gib : 0, 6);
+  // The rate once every loader's prefetch queue had filled (start-up excluded).
+  const double steady_span = warm_at_s >= 0 ? end_s - warm_at_s : 0;
+  summary["read_gibps_steady"] =
+      round_to(steady_span > 0 ? (bytes - bytes_at_warm) * full_factor / steady_span / gib : 0, 6);
   summary["bytes_read"] = bytes * full_factor;
   summary["samples_read"] = samples * k;
   summary["steps_per_epoch"] = steps_per_epoch;

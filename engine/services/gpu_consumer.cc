@@ -95,6 +95,11 @@ void GpuConsumer::reader(const std::shared_ptr<Epoch>& epoch) {
     const DatasetFile& file = dataset_.files()[index];
     const double started_s = env_.now_s();
     Result<FileRead> read = client_.read_file(file.path, file.size_bytes);
+    // The loader closes each file once read (a metadata operation on a parallel file system;
+    // nothing elsewhere).
+    if (read.ok()) {
+      if (Status closed = client_.close_file(file.path); !closed.ok()) read = closed;
+    }
     if (!read.ok()) {
       {
         std::lock_guard<EnvMutex> lock(ep.mu);

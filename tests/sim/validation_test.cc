@@ -1,0 +1,146 @@
+// Validation of the simulator against known answers. Each test runs one simulation in its own
+// process (gtest_discover_tests), as SimGrid requires.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "models/scenario_json.h"
+#include "models/topology.h"
+#include "sim/runner.h"
+
+namespace granary::sim {
+namespace {
+
+models::Scenario scenario_from(const std::string& json) {
+  auto s = models::parse_scenario(json, "test.json");
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return *s;
+}
+
+// A network-bound storm (clients on 25 Gb/s NICs against servers on 200 Gb/s, next to no
+// compute): the steady read rate equals the max-flow bound. (A bound set by the servers would
+// also carry CRUSH's imbalance between them, which the bound ignores.)
+TEST(SimValidation, BandwidthBoundStormIsWithinThreePercentOfMaxFlow) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "bw", "seed": 3,
+    "cluster": {
+      "clients": {"count": 4, "accelerator": "a100", "accelerators_per_node": 4,
+                  "nic": {"profile": "connectx4lx-25g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 8},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "rados", "protocol": "rdma", "rados": {"pg_num": 256, "replicas": 2}},
+    "workloads": [{"name": "bw", "type": "training_read", "sample_size_mib": {"mean": 32, "stddev": 0},
+                   "samples_per_file": 1, "files": 4000, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": "request"}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const double bound = (*r)["bounds"]["max_flow_gibps"].get<double>();
+  const double steady = (*r)["summary"]["read_gibps_steady"].get<double>();
+  std::printf("bandwidth-bound storm: steady %.3f GiB/s, max-flow bound %.3f GiB/s (%s), ratio %.4f\n", steady,
+              bound, (*r)["bounds"]["bottleneck"].get<std::string>().c_str(), steady / bound);
+  // (The client leaf's uplink is sized to its hosts' NICs, so the cut reported may be either.)
+  EXPECT_NEAR(steady / bound, 1.0, 0.03);
+  EXPECT_GT((*r)["utilization"]["client NIC"]["mean"].get<double>(), 0.9);
+}
+
+// One reader, one object in flight, nothing else on the cluster: every file takes the sum of
+// its objects' round trips, computed here from the topology's latencies and the slowest link.
+TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "lat", "seed": 5,
+    "cluster": {
+      "clients": {"count": 1, "accelerator": "a100", "accelerators_per_node": 1,
+                  "nic": {"profile": "connectx6-100g"}},
+      "storage": {"count": 1, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 4, "uplinks_per_leaf": 0, "link_latency_us": 2}},
+    "storage": {"design": "rados", "protocol": "rdma",
+                "rados": {"pg_num": 64, "replicas": 1, "inflight_objects": 1}},
+    "workloads": [{"name": "lat", "type": "training_read", "sample_size_mib": {"mean": 8, "stddev": 0},
+                   "samples_per_file": 1, "files": 40, "batch_size": 1, "read_threads": 1,
+                   "prefetch_batches": 1, "compute_s_per_step": 0.000001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  // The closed form: per 4 MiB object, request latency (sink -> storage host) + client and
+  // server CPU + data latency (drive -> sink) + size over the slowest link of that path.
+  auto topo = models::build_topology(s.cluster, 0);
+  ASSERT_TRUE(topo.ok());
+  const auto& t = *topo;
+  const int sink = t.client_sinks[0], server = t.storage[0], drive = t.drives[0];
+  // Path between two nodes of the tree (links in order).
+  std::function<bool(int, int, int, std::vector<int>&)> path = [&](int at, int to, int from_link,
+                                                                    std::vector<int>& out) {
+    if (at == to) return true;
+    for (size_t i = 0; i < t.links.size(); ++i) {
+      if (static_cast<int>(i) == from_link) continue;
+      const int next = t.links[i].a == at ? t.links[i].b : t.links[i].b == at ? t.links[i].a : -1;
+      if (next < 0) continue;
+      out.push_back(static_cast<int>(i));
+      if (path(next, to, static_cast<int>(i), out)) return true;
+      out.pop_back();
+    }
+    return false;
+  };
+  std::vector<int> req, data;
+  ASSERT_TRUE(path(sink, server, -1, req));
+  ASSERT_TRUE(path(drive, sink, -1, data));
+  const double msg_latency_s = s.storage.protocol.message_latency_us * 1e-6;  // on the client NIC
+  auto latency = [&](const std::vector<int>& links) {
+    double l = 0;
+    for (int i : links) l += t.links[i].latency_s + (t.links[i].role == models::LinkRole::kClientNic ? msg_latency_s : 0);
+    return l;
+  };
+  double slowest = 1e30;
+  for (int i : data) {
+    const auto& l = t.links[i];
+    // The data direction: a -> b is forward except on client NIC links (a = client).
+    double cap = l.role == models::LinkRole::kClientNic ? l.reverse_bytes_per_s : l.forward_bytes_per_s;
+    if (l.role != models::LinkRole::kDrive && l.role != models::LinkRole::kClientMemory) {
+      cap *= s.storage.protocol.efficiency;
+    }
+    slowest = std::min(slowest, cap);
+  }
+  const double object = 4.0 * (1 << 20);
+  const double per_object = latency(req) + s.storage.protocol.client_cpu_us_per_op * 1e-6 +
+                            s.storage.protocol.server_cpu_us_per_op * 1e-6 + latency(data) + object / slowest;
+  const double expected_ms = 2 * per_object * 1e3;  // 8 MiB files: two objects, one at a time
+
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const double p50 = (*r)["latency_ms"]["read"]["p50"].get<double>();
+  std::printf("single reader: file read p50 %.6f ms, closed form %.6f ms\n", p50, expected_ms);
+  EXPECT_NEAR(p50 / expected_ms, 1.0, 0.005);
+  EXPECT_NEAR((*r)["latency_ms"]["read"]["p99"].get<double>() / expected_ms, 1.0, 0.005);
+}
+
+// Many readers of tiny files on a parallel file system whose metadata server handles 2,000
+// operations per second: every file costs an open and a close, so 1,000 files per second.
+TEST(SimValidation, SmallFileStormRunsAtTheMetadataServersCapacity) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "md", "seed": 9,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "pfs", "protocol": "lnet-rdma",
+                "pfs": {"mds": {"count": 1, "ops_per_s": 2000, "latency_us": 500}, "stripe_size_mib": 1,
+                        "stripe_count": 1}},
+    "workloads": [{"name": "md", "type": "training_read", "sample_size_mib": {"mean": 0.0625, "stddev": 0},
+                   "samples_per_file": 1, "files": 3200, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.0001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const double files = (*r)["summary"]["samples_read"].get<double>();
+  const double seconds = (*r)["summary"]["epoch_seconds"].get<double>();
+  std::printf("small-file storm: %.0f files in %.4f s = %.1f files/s (MDS capacity 2000 ops/s = 1000 files/s)\n",
+              files, seconds, files / seconds);
+  EXPECT_EQ(files, 3200);
+  EXPECT_NEAR(files / seconds / 1000.0, 1.0, 0.03);
+}
+
+}  // namespace
+}  // namespace granary::sim
