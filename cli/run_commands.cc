@@ -57,8 +57,8 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << models::scenario_summary(s) << "\n";
   o << "fidelity:            " << fid["mode"].get<std::string>();
   if (fid["slice_factor"].get<int>() > 1) {
-    o << ", 1/" << fid["slice_factor"].get<int>() << " slice (" << fid["simulated_client_nodes"].get<int>()
-      << " client nodes, " << fid["simulated_storage_servers"].get<int>() << " storage servers simulated)";
+    o << ": " << fid["simulated_client_nodes"].get<int>() << " client nodes against every storage server at 1/"
+      << fid["slice_factor"].get<int>() << " of its capacity";
   }
   o << "\n";
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"

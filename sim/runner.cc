@@ -38,17 +38,10 @@ namespace {
 
 // Concurrent readers above which "auto" slices the cluster.
 constexpr int64_t kAutoRequestReaders = 512;
+// A slice keeps at least this many requests in flight per storage server on average, so that
+// each server's queue fluctuates no more than in the full cluster (docs/models.md, "Fidelity").
+constexpr int64_t kMinRequestsPerServer = 32;
 
-int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
-
-// The largest k <= limit that divides both a and b.
-int common_divisor_at_most(int a, int b, int limit) {
-  const int g = gcd(a, b);
-  for (int k = std::min(g, std::max(1, limit)); k >= 1; --k) {
-    if (g % k == 0) return k;
-  }
-  return 1;
-}
 
 }  // namespace
 
@@ -57,31 +50,52 @@ RunPlan plan_run(const Scenario& s) {
   const int n = s.cluster.clients.count;
   const int servers = s.cluster.storage.count;
   int64_t readers = 0;
+  int per_file = 1;  // requests a reader keeps in flight
   for (const auto& w : s.workloads) {
     readers += int64_t{n} * s.cluster.clients.accelerators_per_node * w.training.read_threads;
+  }
+  switch (s.storage.design) {
+    case StorageDesign::kRados:
+      per_file = s.storage.rados.inflight_objects;
+      break;
+    case StorageDesign::kPfs:
+      per_file = static_cast<int>(std::max<uint64_t>(
+          1, (4ull << 20) * s.storage.pfs.inflight_rpcs / std::max<uint64_t>(4ull << 20, s.simulation.transfer_unit_bytes)));
+      break;
+    case StorageDesign::kNfs:
+      per_file = static_cast<int>(std::max<uint64_t>(
+          1, s.storage.nfs.rsize_bytes * s.storage.nfs.inflight_rpcs /
+                 std::max(s.storage.nfs.rsize_bytes, s.simulation.transfer_unit_bytes)));
+      break;
   }
   Fidelity f = s.simulation.fidelity;
   if (f == Fidelity::kAuto) {
     f = readers <= kAutoRequestReaders ? Fidelity::kRequest : Fidelity::kSlice;
-    p.reason = readers <= kAutoRequestReaders
-                   ? std::to_string(readers) + " concurrent readers: request level"
-                   : std::to_string(readers) + " concurrent readers: a symmetric slice";
+    p.reason = std::to_string(readers) + " concurrent readers: " +
+               (readers <= kAutoRequestReaders ? "request level" : "a slice");
   } else {
-    p.reason = f == Fidelity::kRequest ? "request level, as the scenario asks"
-                                       : "a symmetric slice, as the scenario asks";
+    p.reason = f == Fidelity::kRequest ? "request level, as the scenario asks" : "a slice, as the scenario asks";
   }
   p.fidelity = f;
   if (f == Fidelity::kSlice) {
-    const int target = std::max(1, n / std::max(1, s.simulation.representative_nodes));
-    p.slice_factor = common_divisor_at_most(n, servers, target);
-    if (p.slice_factor == 1) {
-      p.reason += " (no common divisor of " + std::to_string(n) + " clients and " +
-                  std::to_string(servers) + " servers: whole cluster)";
+    // The fewest client nodes that keep the scenario's representative count and, on average,
+    // kMinRequestsPerServer requests in flight at every storage server.
+    const int64_t per_node = int64_t{s.cluster.clients.accelerators_per_node} *
+                             s.workloads.front().training.read_threads * per_file;
+    const int64_t for_servers = (kMinRequestsPerServer * servers + per_node - 1) / std::max<int64_t>(1, per_node);
+    const int64_t min_clients = std::max<int64_t>(s.simulation.representative_nodes, for_servers);
+    for (int k = n; k >= 1; --k) {
+      if (n % k == 0 && n / k >= min_clients) {
+        p.slice_factor = k;
+        break;
+      }
     }
+    p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against every storage server at 1/" +
+                std::to_string(p.slice_factor) + " of its capacity";
   }
   p.allow_early_stop = s.simulation.stop_at_steady_state;
   p.clients = n / p.slice_factor;
-  p.storage_servers = servers / p.slice_factor;
+  p.storage_servers = servers;
   return p;
 }
 
@@ -149,7 +163,7 @@ std::vector<LinkSide> fabric_link_sides(const models::Topology& t) {
 // host below it as the full cluster's links at the same depth on the same side (clients or
 // storage): a leaf uplink of fixed capacity shared by 8 hosts in the cluster gets 1/8 of it per
 // slice host; an uplink already sized from its hosts (uplinks_per_leaf 0) stays as it is.
-std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice) {
+std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice, int k) {
   const auto real_sides = fabric_link_sides(real);
   const auto slice_sides = fabric_link_sides(slice);
   // (depth, side) -> capacity per host below, from the fullest real link of that kind.
@@ -169,6 +183,11 @@ std::vector<double> slice_link_scale(const models::Topology& real, const models:
     const LinkSide& ls = slice_sides[i];
     const int hosts = ls.clients + ls.storage;
     auto it = per_host.find({ls.depth, side_of(ls)});
+    if (ls.storage > 0) {
+      // The storage side carries the slice's share of every client's reads: 1/k.
+      scale[i] = 1.0 / k;
+      continue;
+    }
     if (hosts == 0 || it == per_host.end() || slice.links[i].forward_bytes_per_s <= 0) continue;
     scale[i] = std::min(1.0, it->second.second * hosts / slice.links[i].forward_bytes_per_s);
   }
@@ -275,7 +294,18 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   PlatformOptions po;
   po.network_efficiency = s.storage.protocol.efficiency;
   po.storage_cores = s.cluster.storage.cpu_cores;
-  if (k > 1) po.link_scale = slice_link_scale(*real_topology, *topology);
+  if (k > 1) {
+    // The slice: every storage server and drive at 1/k of its capacity (and its CPU), the
+    // storage side of the fabric likewise, the client side per client host as in the cluster.
+    po.link_scale = slice_link_scale(*real_topology, *topology, k);
+    for (size_t i = 0; i < topology->links.size(); ++i) {
+      const auto role = topology->links[i].role;
+      if (role == LinkRole::kStorageNic || role == LinkRole::kDrive || role == LinkRole::kMdsNic) {
+        po.link_scale[i] = 1.0 / k;
+      }
+    }
+    po.storage_cores = std::max(1, s.cluster.storage.cpu_cores / k);
+  }
   auto platform = build_platform(*topology, po);
   if (!platform.ok()) return platform.status();
   SimEnv env(*topology, *platform, seed);
@@ -300,7 +330,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
 
   if (s.storage.design == StorageDesign::kRados) {
     crush::CrushMap map;
-    if (!s.storage.rados.crush_map_path.empty() && k == 1) {
+    if (!s.storage.rados.crush_map_path.empty()) {
       auto loaded = crush::load_text_map(s.storage.rados.crush_map_path);
       if (!loaded.ok()) return loaded.status();
       map = std::move(*loaded);
@@ -320,7 +350,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     }
     world.crush_map = std::make_unique<crush::CrushMap>(std::move(map));
     placement::PoolSpec spec;
-    spec.pg_num = std::max<uint32_t>(1, s.storage.rados.pg_num / static_cast<uint32_t>(k));
+    spec.pg_num = s.storage.rados.pg_num;
     spec.size = std::max(1, s.storage.rados.replicas);
     spec.crush_rule = s.storage.rados.crush_rule >= 0 ? s.storage.rados.crush_rule : 0;
     auto pool = placement::CrushPool::create(*world.crush_map, spec,
@@ -666,7 +696,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   report["fidelity"] = {{"mode", fidelity_name(plan.fidelity)},
                         {"slice_factor", k},
                         {"simulated_client_nodes", plan.clients},
-                        {"simulated_storage_servers", plan.storage_servers},
+                        {"storage_capacity_share", round_to(1.0 / k, 6)},
                         {"reason", plan.reason},
                         {"stopped_at_steady_state", stopped_at_s >= 0 && extrapolated}};
   nlohmann::json summary;
