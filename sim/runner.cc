@@ -520,12 +520,14 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             link_bytes_reverse[i] += platform->reverse[i]->get_usage() * interval_s;
           }
           double bytes = 0, au_sum = 0;
+          // Bytes delivered, counted reply by reply (a file's bytes would arrive in one lump
+          // when it completes).
+          for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
           int64_t min_steps = total_steps;
           double steps_all = 0;
           for (auto& node : world.clients) {
             for (auto& gpu : node.gpus) {
               const auto& m = gpu->metrics();
-              bytes += static_cast<double>(m.bytes_read);
               au_sum += partial_au(m, w.compute_s_per_step, now);
               min_steps = std::min(min_steps, m.steps);
               steps_all += static_cast<double>(m.steps);
@@ -625,11 +627,11 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   for (const auto& cs : client_stats) {
     for (double l : cs.file_latency_s) file_latency.add(l);
   }
+  for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
   for (auto& node : world.clients) {
     for (auto& gpu : node.gpus) {
       const auto& m = gpu->metrics();
       if (first_error.ok() && stopped_at_s < 0 && !gpu->status().ok()) first_error = gpu->status();
-      bytes += static_cast<double>(m.bytes_read);
       samples += m.steps * w.batch_size;
       double au = stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au;
       if (stopped_at_s >= 0 && steady_steps_per_s > 0 && warm_at_s >= 0) {
@@ -706,9 +708,18 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   summary["simulated_seconds"] = round_to(end_s, 6);
   summary["read_gibps_mean"] = round_to(end_s > 0 ? bytes * full_factor / end_s / gib : 0, 6);
   // The rate once every loader's prefetch queue had filled (start-up excluded).
+  // The bytes delivered since every loader's prefetch fill, per second.
   const double steady_span = warm_at_s >= 0 ? end_s - warm_at_s : 0;
-  summary["read_gibps_steady"] =
-      round_to(steady_span > 0 ? (bytes - bytes_at_warm) * full_factor / steady_span / gib : 0, 6);
+  double steady_bytes_per_s = steady_span > 0 ? (bytes - bytes_at_warm) / steady_span : 0;
+  if (extrapolated) {
+    // The long-run rate is at most what the steps consume (loaders may still be deepening
+    // their queues during the window) and at most what was delivered.
+    const double sample_bytes = static_cast<double>(world.dataset->total_bytes()) /
+                                (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
+    const double consumed = steady_steps_per_s * w.batch_size * sample_bytes;
+    steady_bytes_per_s = steady_bytes_per_s > 0 ? std::min(steady_bytes_per_s, consumed) : consumed;
+  }
+  summary["read_gibps_steady"] = round_to(steady_bytes_per_s * full_factor / gib, 6);
   summary["bytes_read"] = bytes * full_factor;
   summary["samples_read"] = samples * k;
   summary["steps_per_epoch"] = steps_per_epoch;

@@ -157,6 +157,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
       }
     } else {
       bytes += reply->length;
+      bytes_received_.fetch_add(reply->length, std::memory_order_relaxed);
     }
     if (first_error.ok() && next < reads.size()) {
       send_next();

@@ -30,6 +30,7 @@
 // client.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -102,6 +103,8 @@ class StorageClient {
 
   HostId host() const { return host_; }
   ClientStats stats() const;
+  // Data bytes received so far, counted reply by reply (readable at any time without a lock).
+  uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
 
  private:
   Endpoint& take_reply_endpoint();
@@ -128,6 +131,7 @@ class StorageClient {
   };
   std::map<std::string, OpenFile, std::less<>> open_files_;  // pfs
   ClientStats stats_;
+  std::atomic<uint64_t> bytes_received_{0};
 };
 
 // The Status a failed reply stands for.

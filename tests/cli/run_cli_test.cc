@@ -1,0 +1,159 @@
+// granary run and granary plan as a user runs them: reports, determinism, every shipped
+// scenario, the slice fidelity against request-level simulation.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "tests/test_util.h"
+
+namespace granary {
+namespace {
+
+const std::string kGranary = GRANARY_BINARY;
+const std::string kScenarios = std::string(GRANARY_SOURCE_DIR) + "/scenarios";
+
+testing::CommandResult granary(const std::string& args) { return testing::run_command(kGranary + " " + args); }
+
+nlohmann::json run_report(const std::string& scenario, const std::string& extra = "") {
+  const std::string out = testing::make_temp_dir() + "/report.json";
+  auto r = granary("run " + scenario + " --quiet --out " + out + " " + extra);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(testing::read_file(out), nullptr, false);
+}
+
+TEST(RunCli, SameSeedGivesAByteIdenticalReport) {
+  const std::string scenario = kScenarios + "/mlperf-cosmoflow-a100-nfs.json";
+  const std::string dir = testing::make_temp_dir();
+  auto a = granary("run " + scenario + " --quiet --out " + dir + "/a.json");
+  auto b = granary("run " + scenario + " --quiet --out " + dir + "/b.json");
+  auto c = granary("run " + scenario + " --quiet --seed 2 --out " + dir + "/c.json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(testing::read_file(dir + "/a.json"), testing::read_file(dir + "/b.json"));
+  EXPECT_NE(testing::read_file(dir + "/a.json"), testing::read_file(dir + "/c.json"));
+  EXPECT_NE(a.err.find("seed 1"), std::string::npos) << a.err;  // the seed is logged
+  EXPECT_NE(c.err.find("seed 2"), std::string::npos) << c.err;
+  EXPECT_NE(a.out.find("accelerator util."), std::string::npos);  // the readable summary
+}
+
+TEST(RunCli, BadScenarioExitsTwoWithOneLine) {
+  const std::string dir = testing::make_temp_dir();
+  { std::ofstream(dir + "/bad.json") << R"({"granary": 1, "cluster": {"clients": {"count": -3}}})"; }
+  auto r = granary("run " + dir + "/bad.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+}
+
+// Every shipped scenario runs, and its report has every figure the report format promises.
+class ShippedScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedScenario, RunsAndReports) {
+  const nlohmann::json r = run_report(kScenarios + "/" + GetParam());
+  ASSERT_FALSE(r.is_discarded());
+  for (const char* path :
+       {"/summary/epoch_seconds", "/summary/read_gibps_mean", "/summary/read_gibps_steady", "/summary/accelerators",
+        "/summary/accelerator_utilization/mean", "/summary/accelerator_utilization/min", "/bounds/max_flow_gibps",
+        "/bounds/bottleneck", "/latency_ms/read/p50", "/latency_ms/read/p99", "/latency_ms/read/p999",
+        "/utilization", "/series/read_gibps", "/fidelity/mode"}) {
+    EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(path))) << GetParam() << ": " << path;
+  }
+  const auto& s = r["summary"];
+  EXPECT_GT(s["epoch_seconds"].get<double>(), 0);
+  EXPECT_GT(s["read_gibps_mean"].get<double>(), 0);
+  const double au = s["accelerator_utilization"]["mean"].get<double>();
+  EXPECT_GT(au, 0);
+  EXPECT_LE(au, 1);
+  EXPECT_LE(s["accelerator_utilization"]["min"].get<double>(), au + 1e-9);
+  // Delivered reads never beat the analytic bound (1% for bytes counted per 4 MiB reply at
+  // the edges of the measured window).
+  EXPECT_LE(s["read_gibps_steady"].get<double>(), r["bounds"]["max_flow_gibps"].get<double>() * 1.01);
+  EXPECT_GT(r["latency_ms"]["read"]["p99"].get<double>(), 0);
+}
+
+std::vector<std::string> shipped_scenarios() {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(kScenarios.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ShippedScenario, ::testing::ValuesIn(shipped_scenarios()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param.substr(0, info.param.size() - 5);
+                           for (char& c : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return n;
+                         });
+
+// The slice fidelity against request-level simulation of the same, storage-bound cluster
+// (8 client nodes, 4 servers): throughput and AU within 5%, p99 latency within 15%.
+TEST(Fidelity, SliceAgreesWithRequestLevel) {
+  const std::string base = testing::testdata("sim/fidelity-agreement.json");
+  nlohmann::json sliced = nlohmann::json::parse(testing::read_file(base));
+  sliced["simulation"] = {{"fidelity", "slice"}, {"representative_nodes", 2}};
+  const std::string dir = testing::make_temp_dir();
+  { std::ofstream(dir + "/slice.json") << sliced.dump(2); }
+  const nlohmann::json full = run_report(base);
+  const nlohmann::json slice = run_report(dir + "/slice.json");
+  ASSERT_FALSE(full.is_discarded());
+  ASSERT_FALSE(slice.is_discarded());
+  EXPECT_EQ(full["fidelity"]["mode"], "request");
+  EXPECT_EQ(slice["fidelity"]["mode"], "slice");
+  EXPECT_GT(slice["fidelity"]["slice_factor"].get<int>(), 1);
+  auto rel = [](double a, double b) { return std::abs(a - b) / b; };
+  const double au_f = full["summary"]["accelerator_utilization"]["mean"].get<double>();
+  const double au_s = slice["summary"]["accelerator_utilization"]["mean"].get<double>();
+  const double bw_f = full["summary"]["read_gibps_steady"].get<double>();
+  const double bw_s = slice["summary"]["read_gibps_steady"].get<double>();
+  const double p99_f = full["latency_ms"]["read"]["p99"].get<double>();
+  const double p99_s = slice["latency_ms"]["read"]["p99"].get<double>();
+  std::printf("request level: AU %.4f, steady %.3f GiB/s, p99 %.1f ms\n", au_f, bw_f, p99_f);
+  std::printf("slice 1/%d:     AU %.4f, steady %.3f GiB/s, p99 %.1f ms\n", slice["fidelity"]["slice_factor"].get<int>(),
+              au_s, bw_s, p99_s);
+  std::printf("differences:   AU %+.2f%%, throughput %+.2f%%, p99 %+.2f%%\n", 100 * (au_s / au_f - 1),
+              100 * (bw_s / bw_f - 1), 100 * (p99_s / p99_f - 1));
+  EXPECT_LT(rel(au_s, au_f), 0.05);
+  EXPECT_LT(rel(bw_s, bw_f), 0.05);
+  EXPECT_LT(rel(p99_s, p99_f), 0.15);
+}
+
+TEST(PlanCli, FindsTheLargestAcceleratorCountMeetingTheThreshold) {
+  // Two client nodes against one server with a 25 Gb/s NIC (2.66 GB/s at RDMA's 0.85):
+  // every accelerator wants 16 MiB per 50 ms step, 0.34 GB/s; AU >= 0.9 holds up to about
+  // 2.66 / 0.9 / 0.34 / 2 = 4.4 accelerators per node.
+  const std::string dir = testing::make_temp_dir();
+  {
+    std::ofstream(dir + "/plan.json") << R"({
+      "granary": 1, "name": "plan", "seed": 1,
+      "cluster": {
+        "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8, "nic": {"profile": "connectx6-200g"}},
+        "storage": {"count": 1, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 8},
+                    "nic": {"profile": "connectx4lx-25g", "count": 1}},
+        "fabric": {"hosts_per_leaf": 4, "uplinks_per_leaf": 0}},
+      "storage": {"design": "rados", "protocol": "rdma", "rados": {"pg_num": 128, "replicas": 1}},
+      "workloads": [{"name": "p", "type": "training_read", "sample_size_mib": {"mean": 16, "stddev": 0},
+                     "samples_per_file": 1, "files": 2400, "batch_size": 1, "read_threads": 2,
+                     "compute_s_per_step": 0.05, "au_threshold": 0.9}]})";
+  }
+  auto r = granary("plan accelerators " + dir + "/plan.json --max-per-node 16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::printf("%s", r.out.c_str());
+  EXPECT_NE(r.out.find("Result: 4 accelerators per node (8 in all)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 per node (8 accelerators): AU"), std::string::npos);
+  EXPECT_NE(r.out.find("5 per node (10 accelerators): AU"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace granary
