@@ -22,15 +22,14 @@ test: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE soak
 
-# The flagship job. Until the simulator lands it is the placement report of the shipped
-# 1,024-GPU cluster's storage map (see README).
+# The flagship job: the 128-node, 1,024-GPU read storm (see README).
 demo: deps
 	$(MAKE) build
-	$(GRANARY) crush analyze --map scenarios/crush/gpu-storage-16x24.txt --rule 1 --pool-size 11 \
-	  --pg-num 4096 --out-osd 17 --add-host-like server16
+	$(GRANARY) run scenarios/read-storm-128-dgx-a100.json --out read-storm-128-dgx-a100.report.json
 
 bench: deps
 	$(MAKE) build
+	tests/bench/sim_scaling.sh $(BUILD_DIR)
 	tests/bench/crush_vs_crushtool.sh $(BUILD_DIR)
 
 soak: deps

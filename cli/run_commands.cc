@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -57,8 +58,9 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << models::scenario_summary(s) << "\n";
   o << "fidelity:            " << fid["mode"].get<std::string>();
   if (fid["slice_factor"].get<int>() > 1) {
-    o << ": " << fid["simulated_client_nodes"].get<int>() << " client nodes against every storage server at 1/"
-      << fid["slice_factor"].get<int>() << " of its capacity";
+    o << ": " << fid["simulated_client_nodes"].get<int>() << " client nodes against "
+      << fid["simulated_storage_servers"].get<int>() << " storage servers at " << fmt(100 * fid["storage_capacity_share"].get<double>(), 2)
+      << "% of their capacity";
   }
   o << "\n";
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
@@ -77,7 +79,9 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << " ms, p999 " << fmt(lat["p999"].get<double>(), 1) << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
   o << "mean utilisation:   ";
   for (const auto& [role, u] : r["utilization"].items()) {
-    o << " " << role << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
+    std::string name = role;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
   }
   o << "\n";
   return o.str();

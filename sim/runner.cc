@@ -3,6 +3,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -41,6 +42,9 @@ constexpr int64_t kAutoRequestReaders = 512;
 // A slice keeps at least this many requests in flight per storage server on average, so that
 // each server's queue fluctuates no more than in the full cluster (docs/models.md, "Fidelity").
 constexpr int64_t kMinRequestsPerServer = 32;
+// Beyond this many storage servers a slice simulates a subset of them (the imbalance between
+// servers is represented by this many; more only costs time).
+constexpr int kMaxSlicedServers = 16;
 
 
 }  // namespace
@@ -82,20 +86,37 @@ RunPlan plan_run(const Scenario& s) {
     // kMinRequestsPerServer requests in flight at every storage server.
     const int64_t per_node = int64_t{s.cluster.clients.accelerators_per_node} *
                              s.workloads.front().training.read_threads * per_file;
-    const int64_t for_servers = (kMinRequestsPerServer * servers + per_node - 1) / std::max<int64_t>(1, per_node);
-    const int64_t min_clients = std::max<int64_t>(s.simulation.representative_nodes, for_servers);
-    for (int k = n; k >= 1; --k) {
-      if (n % k == 0 && n / k >= min_clients) {
-        p.slice_factor = k;
-        break;
+    // Servers: all of them up to kMaxSlicedServers, else the largest subset of 1/m of them
+    // that still has kMaxSlicedServers (each at m/k of its capacity), so that the slice's
+    // cost does not grow with the storage system once its imbalance is represented.
+    auto choose_k = [&](int m) {
+      const int64_t simulated_servers = servers / m;
+      const int64_t for_servers =
+          (kMinRequestsPerServer * simulated_servers + per_node - 1) / std::max<int64_t>(1, per_node);
+      const int64_t min_clients = std::max<int64_t>(s.simulation.representative_nodes, for_servers);
+      for (int k = n; k >= m; --k) {
+        if (n % k == 0 && n / k >= min_clients) return k;
+      }
+      return 0;
+    };
+    int m = 1;
+    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty()) {
+      for (int cand = servers / kMaxSlicedServers; cand > 1; --cand) {
+        if (servers % cand == 0 && choose_k(cand) > 0) {
+          m = cand;
+          break;
+        }
       }
     }
-    p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against every storage server at 1/" +
-                std::to_string(p.slice_factor) + " of its capacity";
+    p.slice_factor = std::max(1, choose_k(m));
+    p.storage_factor = m;
+    p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against " +
+                (m == 1 ? std::string("every storage server") : "1/" + std::to_string(m) + " of the storage servers") +
+                " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) + " of its capacity";
   }
   p.allow_early_stop = s.simulation.stop_at_steady_state;
   p.clients = n / p.slice_factor;
-  p.storage_servers = servers;
+  p.storage_servers = servers / p.storage_factor;
   return p;
 }
 
@@ -163,7 +184,8 @@ std::vector<LinkSide> fabric_link_sides(const models::Topology& t) {
 // host below it as the full cluster's links at the same depth on the same side (clients or
 // storage): a leaf uplink of fixed capacity shared by 8 hosts in the cluster gets 1/8 of it per
 // slice host; an uplink already sized from its hosts (uplinks_per_leaf 0) stays as it is.
-std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice, int k) {
+std::vector<double> slice_link_scale(const models::Topology& real, const models::Topology& slice,
+                                     double storage_share) {
   const auto real_sides = fabric_link_sides(real);
   const auto slice_sides = fabric_link_sides(slice);
   // (depth, side) -> capacity per host below, from the fullest real link of that kind.
@@ -183,13 +205,10 @@ std::vector<double> slice_link_scale(const models::Topology& real, const models:
     const LinkSide& ls = slice_sides[i];
     const int hosts = ls.clients + ls.storage;
     auto it = per_host.find({ls.depth, side_of(ls)});
-    if (ls.storage > 0) {
-      // The storage side carries the slice's share of every client's reads: 1/k.
-      scale[i] = 1.0 / k;
-      continue;
-    }
     if (hosts == 0 || it == per_host.end() || slice.links[i].forward_bytes_per_s <= 0) continue;
     scale[i] = std::min(1.0, it->second.second * hosts / slice.links[i].forward_bytes_per_s);
+    // The storage side carries the slice's share of what its servers serve.
+    if (ls.storage > 0) scale[i] *= storage_share;
   }
   return scale;
 }
@@ -294,17 +313,19 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   PlatformOptions po;
   po.network_efficiency = s.storage.protocol.efficiency;
   po.storage_cores = s.cluster.storage.cpu_cores;
+  const int m = plan.storage_factor;
+  const double share = static_cast<double>(m) / k;  // of each simulated server's capacity
   if (k > 1) {
-    // The slice: every storage server and drive at 1/k of its capacity (and its CPU), the
-    // storage side of the fabric likewise, the client side per client host as in the cluster.
-    po.link_scale = slice_link_scale(*real_topology, *topology, k);
+    // The slice: each simulated storage server and drive at m/k of its capacity (and CPU), the
+    // metadata servers at 1/k, the fabric sized per host as in the cluster and its storage
+    // side scaled like the servers.
+    po.link_scale = slice_link_scale(*real_topology, *topology, share);
     for (size_t i = 0; i < topology->links.size(); ++i) {
       const auto role = topology->links[i].role;
-      if (role == LinkRole::kStorageNic || role == LinkRole::kDrive || role == LinkRole::kMdsNic) {
-        po.link_scale[i] = 1.0 / k;
-      }
+      if (role == LinkRole::kStorageNic || role == LinkRole::kDrive) po.link_scale[i] = share;
+      if (role == LinkRole::kMdsNic) po.link_scale[i] = 1.0 / k;
     }
-    po.storage_cores = std::max(1, s.cluster.storage.cpu_cores / k);
+    po.storage_cores = std::max(1, static_cast<int>(s.cluster.storage.cpu_cores * share));
   }
   auto platform = build_platform(*topology, po);
   if (!platform.ok()) return platform.status();
@@ -511,7 +532,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
         double last_bytes = 0;
         std::vector<double> window_rates;
         std::vector<double> step_counts;  // steps completed by all loaders, per tick
-        double& warm_s = warm_at_s;  // when every loader had filled its prefetch queue
+        double& warm_s = warm_at_s;  // when every loader had done its first two steps
         for (;;) {
           env.sleep_s(interval_s);
           const double now = env.now_s();
@@ -546,15 +567,15 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
             for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
           }
           bool stop = !all_done && now >= s.simulation.max_simulated_s;
-          // Steady: once every loader filled its prefetch queue (prefetch_batches + 1 steps),
-          // each loader's step rate over its steps since then, first half against second half,
+          // Steady: once every loader is past its first two steps (the start-up), each loader's
+          // step rate over its steps since then, first half against second half,
           // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
           // step completions, so the lockstep of compute-bound loaders cannot bias them.
           if (warm_s < 0) {
             bool warm = true;
             for (auto& node : world.clients) {
               for (auto& gpu : node.gpus) {
-                warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) > w.prefetch_batches + 1;
+                warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) >= 2;
               }
             }
             if (warm) {
@@ -624,8 +645,10 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   double epoch_s = 0;
   bool extrapolated = false;
   Status first_error;
+  uint64_t simulated_requests = 0;
   for (const auto& cs : client_stats) {
     for (double l : cs.file_latency_s) file_latency.add(l);
+    simulated_requests += cs.requests;
   }
   for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
   for (auto& node : world.clients) {
@@ -684,7 +707,9 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     const double cap = (fwd ? platform->forward[i] : platform->reverse[i])->get_bandwidth();
     const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
     const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
-    const std::string role = models::link_role_name(l.role);
+    // Report keys in snake_case: "client NIC" -> "client_nic".
+    std::string role = models::link_role_name(l.role);
+    for (char& c : role) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     by_role[role].first += util;
     by_role[role].second += 1;
     max_by_role[role] = std::max(max_by_role[role], util);
@@ -698,7 +723,9 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   report["fidelity"] = {{"mode", fidelity_name(plan.fidelity)},
                         {"slice_factor", k},
                         {"simulated_client_nodes", plan.clients},
-                        {"storage_capacity_share", round_to(1.0 / k, 6)},
+                        {"simulated_storage_servers", plan.storage_servers},
+                        {"storage_capacity_share", round_to(share, 6)},
+                        {"simulated_requests", simulated_requests},
                         {"reason", plan.reason},
                         {"stopped_at_steady_state", stopped_at_s >= 0 && extrapolated}};
   nlohmann::json summary;
@@ -720,7 +747,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     steady_bytes_per_s = steady_bytes_per_s > 0 ? std::min(steady_bytes_per_s, consumed) : consumed;
   }
   summary["read_gibps_steady"] = round_to(steady_bytes_per_s * full_factor / gib, 6);
-  summary["bytes_read"] = bytes * full_factor;
+  summary["bytes_read"] = static_cast<uint64_t>(std::llround(bytes * full_factor));
   summary["samples_read"] = samples * k;
   summary["steps_per_epoch"] = steps_per_epoch;
   summary["accelerator_utilization"] = {{"mean", round_to(au_mean, 6)},

@@ -4,10 +4,11 @@
 //
 // Fidelity (docs/models.md, "Fidelity"):
 //  - request: every client node, every request, the whole epoch.
-//  - slice: a symmetric sub-cluster, 1/k of the client nodes and 1/k of the storage servers
-//    at full per-node capacity, shared fabric links scaled to the slice's share, the dataset
-//    cut by k; and the run stops once the measured throughput is steady and the epoch is
-//    extrapolated from it. Chosen by "auto" for large clusters.
+//  - slice: 1/k of the client nodes against every storage server (or 1/m of them beyond 16)
+//    at m/k of its capacity, the fabric sized per host, the dataset cut by k (docs/models.md).
+//    Chosen by "auto" for large clusters.
+//  Either stops once the loaders' step rate is steady and extrapolates the epoch (unless the
+//  scenario turns that off).
 //
 // One simulation per process (SimGrid keeps global state): call run_scenario once. Not
 // thread-safe.
@@ -36,6 +37,7 @@ struct RunPlan {
   models::Fidelity fidelity = models::Fidelity::kRequest;  // kRequest or kSlice
   int slice_factor = 1;        // k: the slice has 1/k of the clients and storage servers
   int clients = 0;             // client nodes simulated
+  int storage_factor = 1;      // m: the slice has 1/m of the storage servers, each at m/k capacity
   int storage_servers = 0;     // storage servers simulated
   bool allow_early_stop = false;
   std::string reason;          // why this plan

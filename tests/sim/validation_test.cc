@@ -42,7 +42,7 @@ TEST(SimValidation, BandwidthBoundStormIsWithinThreePercentOfMaxFlow) {
               bound, (*r)["bounds"]["bottleneck"].get<std::string>().c_str(), steady / bound);
   // (The client leaf's uplink is sized to its hosts' NICs, so the cut reported may be either.)
   EXPECT_NEAR(steady / bound, 1.0, 0.03);
-  EXPECT_GT((*r)["utilization"]["client NIC"]["mean"].get<double>(), 0.9);
+  EXPECT_GT((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.9);
 }
 
 // One reader, one object in flight, nothing else on the cluster: every file takes the sum of
