@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <map>
 #include <optional>
 #include <sstream>
 
@@ -54,29 +54,32 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   const auto& sum = r["summary"];
   const auto& fid = r["fidelity"];
   const auto& au = sum["accelerator_utilization"];
-  o << s.name << " (seed " << r["scenario"]["seed"].get<uint64_t>() << "): "
-    << models::scenario_summary(s) << "\n";
+  o << s.name << " (seed " << r["scenario"]["seed"].get<uint64_t>()
+    << "): " << models::scenario_summary(s) << "\n";
   o << "fidelity:            " << fid["mode"].get<std::string>();
   if (fid["slice_factor"].get<int>() > 1) {
     o << ": " << fid["simulated_client_nodes"].get<int>() << " client nodes against "
-      << fid["simulated_storage_servers"].get<int>() << " storage servers at " << fmt(100 * fid["storage_capacity_share"].get<double>(), 2)
-      << "% of their capacity";
+      << fid["simulated_storage_servers"].get<int>() << " storage servers at "
+      << fmt(100 * fid["storage_capacity_share"].get<double>(), 2) << "% of their capacity";
   }
   o << "\n";
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
     << (sum["epoch_extrapolated"].get<bool>()
-            ? " (extrapolated from " + fmt(sum["simulated_seconds"].get<double>(), 2) + " s of steady state)"
+            ? " (extrapolated from " + fmt(sum["simulated_seconds"].get<double>(), 2) +
+                  " s of steady state)"
             : "")
     << "\n";
-  o << "read throughput:     " << fmt(sum["read_gibps_mean"].get<double>(), 2) << " GiB/s mean; bound "
-    << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s (" << r["bounds"]["bottleneck"].get<std::string>()
-    << ")\n";
-  o << "accelerator util.:   mean " << fmt(au["mean"].get<double>(), 3) << ", min " << fmt(au["min"].get<double>(), 3)
-    << " over " << sum["accelerators"].get<int>() << " accelerators; threshold "
-    << fmt(au["threshold"].get<double>(), 2) << (au["meets_threshold"].get<bool>() ? " met" : " NOT met") << "\n";
+  o << "read throughput:     " << fmt(sum["read_gibps_mean"].get<double>(), 2)
+    << " GiB/s mean; bound " << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s ("
+    << r["bounds"]["bottleneck"].get<std::string>() << ")\n";
+  o << "accelerator util.:   mean " << fmt(au["mean"].get<double>(), 3) << ", min "
+    << fmt(au["min"].get<double>(), 3) << " over " << sum["accelerators"].get<int>()
+    << " accelerators; threshold " << fmt(au["threshold"].get<double>(), 2)
+    << (au["meets_threshold"].get<bool>() ? " met" : " NOT met") << "\n";
   const auto& lat = r["latency_ms"]["read"];
-  o << "sample read latency: p50 " << fmt(lat["p50"].get<double>(), 1) << " ms, p99 " << fmt(lat["p99"].get<double>(), 1)
-    << " ms, p999 " << fmt(lat["p999"].get<double>(), 1) << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
+  o << "sample read latency: p50 " << fmt(lat["p50"].get<double>(), 1) << " ms, p99 "
+    << fmt(lat["p99"].get<double>(), 1) << " ms, p999 " << fmt(lat["p999"].get<double>(), 1)
+    << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
   o << "mean utilisation:   ";
   for (const auto& [role, u] : r["utilization"].items()) {
     std::string name = role;
@@ -175,8 +178,9 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
     const double v = (*r)["summary"]["accelerator_utilization"]["mean"].get<double>();
     au[per_node] = v;
     std::cout << "  " << per_node << " per node (" << per_node * scenario->cluster.clients.count
-              << " accelerators): AU " << fmt(v, 3) << (v >= threshold ? "  ok" : "  below") << ", read "
-              << fmt((*r)["summary"]["read_gibps_mean"].get<double>(), 1) << " GiB/s\n";
+              << " accelerators): AU " << fmt(v, 3) << (v >= threshold ? "  ok" : "  below")
+              << ", read " << fmt((*r)["summary"]["read_gibps_mean"].get<double>(), 1)
+              << " GiB/s\n";
     std::cout.flush();
     return v;
   };
@@ -203,8 +207,9 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
   if (good == 0) {
     std::cout << "Result: even 1 accelerator per node falls below the threshold.\n";
   } else {
-    std::cout << "Result: " << good << " accelerators per node (" << good * scenario->cluster.clients.count
-              << " in all)" << (bad > a.max_per_node ? " (the search limit)" : "") << "\n";
+    std::cout << "Result: " << good << " accelerators per node ("
+              << good * scenario->cluster.clients.count << " in all)"
+              << (bad > a.max_per_node ? " (the search limit)" : "") << "\n";
   }
 }
 
@@ -212,7 +217,8 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
 
 void register_run_commands(CLI::App& app, ExitCode& code) {
   auto run_args = std::make_shared<RunArgs>();
-  CLI::App* run = app.add_subcommand("run", "Simulate a scenario and report what the accelerators see");
+  CLI::App* run =
+      app.add_subcommand("run", "Simulate a scenario and report what the accelerators see");
   run->add_option("scenario", run_args->path, "scenario file (JSON, see docs/scenario-format.md)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -225,9 +231,13 @@ void register_run_commands(CLI::App& app, ExitCode& code) {
   CLI::App* plan = app.add_subcommand("plan", "Search a design space with the simulator");
   plan->require_subcommand(1);
   CLI::App* acc = plan->add_subcommand(
-      "accelerators", "Largest accelerators per client node that keep AU at or above the workload's threshold");
-  acc->add_option("scenario", plan_args->path, "scenario file")->required()->check(CLI::ExistingFile);
-  acc->add_option("--max-per-node", plan_args->max_per_node, "search limit (default 64)")->check(CLI::Range(1, 4096));
+      "accelerators",
+      "Largest accelerators per client node that keep AU at or above the workload's threshold");
+  acc->add_option("scenario", plan_args->path, "scenario file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  acc->add_option("--max-per-node", plan_args->max_per_node, "search limit (default 64)")
+      ->check(CLI::Range(1, 4096));
   acc->callback([plan_args, &code] { run_plan_accelerators(*plan_args, code); });
 }
 

@@ -36,20 +36,20 @@ enum class ReplyError : uint8_t {
 
 struct ReadRequest {
   uint64_t request_id = 0;
-  std::string object;        // object name (placement already chose this OSD)
-  uint64_t offset = 0;       // within the object
+  std::string object;   // object name (placement already chose this OSD)
+  uint64_t offset = 0;  // within the object
   uint64_t length = 0;
-  std::string reply_to;      // endpoint of the client
-  double sent_at_s = 0;      // for latency accounting
+  std::string reply_to;  // endpoint of the client
+  double sent_at_s = 0;  // for latency accounting
 };
 
 struct ReadReply {
   uint64_t request_id = 0;
   bool ok = true;
-  std::string error;         // when !ok
+  std::string error;  // when !ok
   ReplyError error_code = ReplyError::kNone;
-  uint64_t length = 0;       // bytes returned (the payload)
-  double sent_at_s = 0;      // copied from the request
+  uint64_t length = 0;   // bytes returned (the payload)
+  double sent_at_s = 0;  // copied from the request
 };
 
 // ---- metadata (client -> metadata server -> client)
@@ -69,7 +69,7 @@ struct MetadataReply {
   bool ok = true;
   std::string error;
   ReplyError error_code = ReplyError::kNone;
-  uint64_t size_bytes = 0;   // the file's size (open, stat)
+  uint64_t size_bytes = 0;  // the file's size (open, stat)
   double sent_at_s = 0;
 };
 

@@ -14,22 +14,22 @@ enum class DriveKind { kNvme, kSataSsd, kHdd };
 struct DriveProfile {
   std::string name;
   DriveKind kind = DriveKind::kNvme;
-  double capacity_tb = 0;             // decimal terabytes
-  double read_gbytes_per_s = 0;       // sequential read, 10^9 bytes/s
-  double write_gbytes_per_s = 0;      // sequential write
-  double read_kiops = 0;              // 4 KiB random read, thousands of I/O per second
-  double write_kiops = 0;             // 4 KiB random write
-  double read_latency_us = 0;         // 4 KiB read at queue depth 1
+  double capacity_tb = 0;         // decimal terabytes
+  double read_gbytes_per_s = 0;   // sequential read, 10^9 bytes/s
+  double write_gbytes_per_s = 0;  // sequential write
+  double read_kiops = 0;          // 4 KiB random read, thousands of I/O per second
+  double write_kiops = 0;         // 4 KiB random write
+  double read_latency_us = 0;     // 4 KiB read at queue depth 1
   double write_latency_us = 0;
-  int queue_depth = 0;                // device queue depth at which the IOPS figure holds
+  int queue_depth = 0;  // device queue depth at which the IOPS figure holds
   double price_usd = 0;
 };
 
 struct NicProfile {
   std::string name;
-  double gbps = 0;                    // per port, 10^9 bits/s
+  double gbps = 0;  // per port, 10^9 bits/s
   int ports = 1;
-  double latency_us = 0;              // NIC + wire, one way
+  double latency_us = 0;  // NIC + wire, one way
   double price_usd = 0;
 };
 
@@ -38,19 +38,19 @@ struct ProtocolProfile {
   // rdma, tcp (Ceph's messenger), nvmeof-rdma, nvme-tcp, iscsi, nfs-rdma, nfs-tcp, lnet-rdma,
   // lnet-tcp (Lustre LNet)
   std::string name;
-  double message_latency_us = 0;      // software latency added to each message, one way
-  double client_cpu_us_per_op = 0;    // CPU time per request on the client
-  double server_cpu_us_per_op = 0;    // CPU time per request on the server
-  double cpu_us_per_mib = 0;          // CPU time per MiB moved (copies, checksums; 0 if zero-copy)
-  double efficiency = 1.0;            // goodput / line rate (headers, framing, congestion)
-  bool zero_copy = false;             // data lands in the final buffer without a CPU copy
+  double message_latency_us = 0;    // software latency added to each message, one way
+  double client_cpu_us_per_op = 0;  // CPU time per request on the client
+  double server_cpu_us_per_op = 0;  // CPU time per request on the server
+  double cpu_us_per_mib = 0;        // CPU time per MiB moved (copies, checksums; 0 if zero-copy)
+  double efficiency = 1.0;          // goodput / line rate (headers, framing, congestion)
+  bool zero_copy = false;           // data lands in the final buffer without a CPU copy
 };
 
 // An accelerator and its MLPerf Storage compute time per training step for each workload.
 struct AcceleratorProfile {
   std::string name;
   std::map<std::string, double> compute_s_per_step;  // by workload name (unet3d, ...)
-  double host_memory_gib = 0.5;       // host memory the benchmark reserves per accelerator
+  double host_memory_gib = 0.5;  // host memory the benchmark reserves per accelerator
   double price_usd = 0;
 };
 
@@ -60,14 +60,14 @@ struct TrainingWorkload {
   double sample_bytes_mean = 0;
   double sample_bytes_stddev = 0;
   int samples_per_file = 1;
-  int64_t files = 0;                  // dataset size in files
-  int batch_size = 1;                 // samples per step
-  int read_threads = 1;               // reader threads per accelerator
-  int prefetch_batches = 2;           // batches buffered ahead of compute
-  double compute_s_per_step = 0;      // resolved from the accelerator when not given
+  int64_t files = 0;              // dataset size in files
+  int batch_size = 1;             // samples per step
+  int read_threads = 1;           // reader threads per accelerator
+  int prefetch_batches = 2;       // batches buffered ahead of compute
+  double compute_s_per_step = 0;  // resolved from the accelerator when not given
   int epochs = 1;
-  double au_threshold = 0.9;          // MLPerf's minimum accelerator utilisation
-  std::string file_format;            // npz, tfrecord, ... (informational)
+  double au_threshold = 0.9;  // MLPerf's minimum accelerator utilisation
+  std::string file_format;    // npz, tfrecord, ... (informational)
 };
 
 }  // namespace granary::models

@@ -33,7 +33,7 @@ struct FabricSpec {
 
 struct NicSpec {
   NicProfile profile;
-  int count = 1;                      // NICs (rails) per node, used together
+  int count = 1;  // NICs (rails) per node, used together
 };
 
 struct ClientNodesSpec {
@@ -43,7 +43,7 @@ struct ClientNodesSpec {
   NicSpec nic;
   double memory_bandwidth_gbytes_per_s = 200;  // host DRAM bandwidth available to I/O copies
   double memory_gib = 1024;
-  bool gpudirect_storage = false;     // data goes NIC -> GPU, skipping the host bounce copy
+  bool gpudirect_storage = false;  // data goes NIC -> GPU, skipping the host bounce copy
 };
 
 struct StorageNodesSpec {
@@ -66,22 +66,22 @@ enum class StorageDesign { kRados, kPfs, kNfs };
 
 struct RadosSpec {
   uint32_t pg_num = 4096;
-  int replicas = 3;                   // replicated pool; 0 when erasure-coded
-  int ec_k = 0, ec_m = 0;             // erasure-coded pool when k > 0
+  int replicas = 3;                         // replicated pool; 0 when erasure-coded
+  int ec_k = 0, ec_m = 0;                   // erasure-coded pool when k > 0
   uint64_t object_size_bytes = 4ull << 20;  // files are striped into objects of this size
-  std::string crush_map_path;         // empty: generated from the cluster (host failure domain)
-  int32_t crush_rule = -1;            // -1: the generated rule
-  int inflight_objects = 2;           // object reads in flight per file read (8 MiB readahead)
+  std::string crush_map_path;  // empty: generated from the cluster (host failure domain)
+  int32_t crush_rule = -1;     // -1: the generated rule
+  int inflight_objects = 2;    // object reads in flight per file read (8 MiB readahead)
 };
 
 struct PfsSpec {
   int mds_count = 1;
-  double mds_ops_per_s = 50000;       // metadata operations per second per MDS
-  double mds_latency_us = 200;        // service time of one operation
+  double mds_ops_per_s = 50000;  // metadata operations per second per MDS
+  double mds_latency_us = 200;   // service time of one operation
   uint64_t stripe_size_bytes = 1ull << 20;
-  int stripe_count = 1;               // -1: all OSTs
-  int osts_per_server = 0;            // 0: one OST per drive
-  int inflight_rpcs = 8;              // RPCs in flight per file read (Lustre max_rpcs_in_flight)
+  int stripe_count = 1;     // -1: all OSTs
+  int osts_per_server = 0;  // 0: one OST per drive
+  int inflight_rpcs = 8;    // RPCs in flight per file read (Lustre max_rpcs_in_flight)
 };
 
 struct NfsSpec {
@@ -103,7 +103,7 @@ struct StorageSpec {
 
 struct WorkloadSpec {
   std::string name;
-  TrainingWorkload training;          // the only kind in format 1 ("training_read")
+  TrainingWorkload training;  // the only kind in format 1 ("training_read")
 };
 
 // ---- simulation
@@ -112,10 +112,10 @@ enum class Fidelity { kAuto, kRequest, kSlice };
 
 struct SimulationSpec {
   Fidelity fidelity = Fidelity::kAuto;
-  int representative_nodes = 8;       // slice: client nodes to simulate (about; see docs)
+  int representative_nodes = 8;                // slice: client nodes to simulate (about; see docs)
   uint64_t transfer_unit_bytes = 16ull << 20;  // slice: pfs/nfs requests coalesced up to this
-  bool stop_at_steady_state = true;   // stop once steady and extrapolate the epoch
-  double max_simulated_s = 3600;      // stop (and report) after this much simulated time
+  bool stop_at_steady_state = true;            // stop once steady and extrapolate the epoch
+  double max_simulated_s = 3600;               // stop (and report) after this much simulated time
   double steady_state_tolerance = 0.01;  // relative change of throughput that counts as steady
 };
 
@@ -123,7 +123,7 @@ struct Scenario {
   int version = 1;
   std::string name;
   std::string description;
-  std::string source_path;            // the file it was read from
+  std::string source_path;  // the file it was read from
   uint64_t seed = 1;
   ClusterSpec cluster;
   StorageSpec storage;

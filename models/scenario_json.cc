@@ -771,10 +771,9 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
     }
     case StorageDesign::kPfs:
       if (o.has("pfs")) {
-        s.pfs = parse_pfs(
-            o.object("pfs", {"mds", "stripe_size_mib", "stripe_count", "osts_per_server",
-                             "inflight_rpcs"}),
-            cluster);
+        s.pfs = parse_pfs(o.object("pfs", {"mds", "stripe_size_mib", "stripe_count",
+                                           "osts_per_server", "inflight_rpcs"}),
+                          cluster);
       }
       break;
     case StorageDesign::kNfs:
@@ -900,10 +899,9 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
                             s.cluster);
   s.workloads = parse_workloads(root, s.cluster.clients.accelerator);
   if (root.has("simulation")) {
-    s.simulation =
-        parse_simulation(root.object("simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
-                                                        "stop_at_steady_state",
-                                                    "max_simulated_s", "steady_state_tolerance"}));
+    s.simulation = parse_simulation(root.object(
+        "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
+                       "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"}));
   }
   return s;
 }

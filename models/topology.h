@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario.h"
 #include "engine/status.h"
+#include "models/scenario.h"
 
 namespace granary::models {
 
@@ -29,29 +29,29 @@ enum class NodeKind {
 };
 
 enum class LinkRole {
-  kClientNic,      // client <-> its leaf (all NICs of the node together)
-  kClientMemory,   // client -> client sink: the bounce-buffer copy or the GPUDirect PCIe path
-  kStorageNic,     // storage server <-> its leaf
-  kDrive,          // drive <-> its storage server
-  kMdsNic,         // metadata server <-> its leaf
-  kFabric,         // switch <-> switch (aggregated uplinks)
+  kClientNic,     // client <-> its leaf (all NICs of the node together)
+  kClientMemory,  // client -> client sink: the bounce-buffer copy or the GPUDirect PCIe path
+  kStorageNic,    // storage server <-> its leaf
+  kDrive,         // drive <-> its storage server
+  kMdsNic,        // metadata server <-> its leaf
+  kFabric,        // switch <-> switch (aggregated uplinks)
 };
 
 struct TopologyNode {
-  std::string name;   // unique, e.g. "client17", "client17.sink", "storage3", "storage3.drive5"
+  std::string name;  // unique, e.g. "client17", "client17.sink", "storage3", "storage3.drive5"
   NodeKind kind = NodeKind::kSwitch;
-  int index = -1;     // client number, storage server number, global drive number, MDS number
-  int owner = -1;     // for sinks and drives: the node index (in nodes) of their client/server
+  int index = -1;  // client number, storage server number, global drive number, MDS number
+  int owner = -1;  // for sinks and drives: the node index (in nodes) of their client/server
 };
 
 struct TopologyLink {
-  std::string name;   // unique, e.g. "client17.nic", "leaf3.uplink"
+  std::string name;  // unique, e.g. "client17.nic", "leaf3.uplink"
   LinkRole role = LinkRole::kFabric;
-  int a = -1, b = -1;             // node indices; "forward" is a -> b
+  int a = -1, b = -1;  // node indices; "forward" is a -> b
   double forward_bytes_per_s = 0;
-  double reverse_bytes_per_s = 0; // full duplex: usually equal; drives: read vs write
+  double reverse_bytes_per_s = 0;  // full duplex: usually equal; drives: read vs write
   double latency_s = 0;
-  int aggregated = 1;             // physical links merged into this one
+  int aggregated = 1;  // physical links merged into this one
 };
 
 struct Topology {
@@ -59,7 +59,7 @@ struct Topology {
   std::vector<TopologyLink> links;
   // Node indices by kind, in index order.
   std::vector<int> clients, client_sinks, storage, drives, mds, switches;
-  std::string description;        // one line: "leaf-spine: 9 leaves x 16 hosts, 8 x 400 Gb/s up"
+  std::string description;  // one line: "leaf-spine: 9 leaves x 16 hosts, 8 x 400 Gb/s up"
 };
 
 // Builds the graph. For every link, `a` is the end nearer the drives for drive, storage and

@@ -49,11 +49,11 @@ class LatencyRecorder {
 
 // One accelerator's run, in MLPerf Storage's terms.
 struct AcceleratorRecord {
-  int client = 0;            // client node number
-  int index = 0;             // accelerator within the node
-  double start_s = 0;        // benchmark start (after the first step's I/O)
+  int client = 0;      // client node number
+  int index = 0;       // accelerator within the node
+  double start_s = 0;  // benchmark start (after the first step's I/O)
   double end_s = 0;
-  double compute_s = 0;      // total compute time of the measured steps
+  double compute_s = 0;  // total compute time of the measured steps
   int64_t steps = 0;
   double utilization() const { return end_s > start_s ? compute_s / (end_s - start_s) : 0.0; }
 };

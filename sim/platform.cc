@@ -26,7 +26,8 @@ void configure_engine(sg4::Engine& engine) {
     size_t start = 0;
     while (start < all.size()) {
       const size_t end = all.find(' ', start);
-      const std::string item = all.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      const std::string item =
+          all.substr(start, end == std::string::npos ? std::string::npos : end - start);
       if (!item.empty()) engine.set_config(item);
       if (end == std::string::npos) break;
       start = end + 1;
@@ -37,7 +38,8 @@ void configure_engine(sg4::Engine& engine) {
 Result<Platform> build_platform(const models::Topology& t, const PlatformOptions& o) {
   if (!o.link_scale.empty() && o.link_scale.size() != t.links.size()) {
     return Status::invalid_argument("link_scale has " + std::to_string(o.link_scale.size()) +
-                                    " entries, the topology " + std::to_string(t.links.size()) + " links");
+                                    " entries, the topology " + std::to_string(t.links.size()) +
+                                    " links");
   }
   auto* zone = sg4::create_dijkstra_zone("world", true);
   Platform p;
@@ -50,8 +52,10 @@ Result<Platform> build_platform(const models::Topology& t, const PlatformOptions
       continue;
     }
     int cores = 1;
-    if (n.kind == models::NodeKind::kClient || n.kind == models::NodeKind::kClientSink) cores = o.client_cores;
-    if (n.kind == models::NodeKind::kStorage || n.kind == models::NodeKind::kMds) cores = o.storage_cores;
+    if (n.kind == models::NodeKind::kClient || n.kind == models::NodeKind::kClientSink)
+      cores = o.client_cores;
+    if (n.kind == models::NodeKind::kStorage || n.kind == models::NodeKind::kMds)
+      cores = o.storage_cores;
     sg4::Host* h = zone->create_host(n.name, o.core_speed_flops);
     h->set_core_count(cores);
     h->seal();
@@ -63,7 +67,8 @@ Result<Platform> build_platform(const models::Topology& t, const PlatformOptions
   for (size_t i = 0; i < t.links.size(); ++i) {
     const models::TopologyLink& l = t.links[i];
     double scale = o.link_scale.empty() ? 1.0 : o.link_scale[i];
-    const bool network = l.role != models::LinkRole::kDrive && l.role != models::LinkRole::kClientMemory;
+    const bool network =
+        l.role != models::LinkRole::kDrive && l.role != models::LinkRole::kClientMemory;
     if (network) scale *= o.network_efficiency;
     if (!(l.forward_bytes_per_s > 0) || !(l.reverse_bytes_per_s > 0) || !(scale > 0)) {
       return Status::invalid_argument("link " + l.name + " has no capacity");

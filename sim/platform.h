@@ -8,7 +8,6 @@
 #pragma once
 
 #include <simgrid/s4u.hpp>
-
 #include <vector>
 
 #include "engine/status.h"
@@ -22,13 +21,13 @@ struct PlatformOptions {
   std::vector<double> link_scale;
   // Multiplier on network (NIC and fabric) capacities: the storage protocol's efficiency.
   double network_efficiency = 1.0;
-  double core_speed_flops = 1e9;   // one core; compute_s(t) executes t * this many flops
+  double core_speed_flops = 1e9;  // one core; compute_s(t) executes t * this many flops
   int client_cores = 64;
   int storage_cores = 32;
 };
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> hosts;  // by topology node; nullptr for switches
+  std::vector<simgrid::s4u::Host*> hosts;             // by topology node; nullptr for switches
   std::vector<simgrid::s4u::Link*> forward, reverse;  // by topology link
 };
 

@@ -1,7 +1,5 @@
 #include "sim/runner.h"
 
-#include <simgrid/s4u.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -9,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <simgrid/s4u.hpp>
 
 #include "engine/crush/edit.h"
 #include "engine/crush/text_format.h"
@@ -46,7 +45,6 @@ constexpr int64_t kMinRequestsPerServer = 32;
 // servers is represented by this many; more only costs time).
 constexpr int kMaxSlicedServers = 16;
 
-
 }  // namespace
 
 RunPlan plan_run(const Scenario& s) {
@@ -64,7 +62,8 @@ RunPlan plan_run(const Scenario& s) {
       break;
     case StorageDesign::kPfs:
       per_file = static_cast<int>(std::max<uint64_t>(
-          1, (4ull << 20) * s.storage.pfs.inflight_rpcs / std::max<uint64_t>(4ull << 20, s.simulation.transfer_unit_bytes)));
+          1, (4ull << 20) * s.storage.pfs.inflight_rpcs /
+                 std::max<uint64_t>(4ull << 20, s.simulation.transfer_unit_bytes)));
       break;
     case StorageDesign::kNfs:
       per_file = static_cast<int>(std::max<uint64_t>(
@@ -78,7 +77,8 @@ RunPlan plan_run(const Scenario& s) {
     p.reason = std::to_string(readers) + " concurrent readers: " +
                (readers <= kAutoRequestReaders ? "request level" : "a slice");
   } else {
-    p.reason = f == Fidelity::kRequest ? "request level, as the scenario asks" : "a slice, as the scenario asks";
+    p.reason = f == Fidelity::kRequest ? "request level, as the scenario asks"
+                                       : "a slice, as the scenario asks";
   }
   p.fidelity = f;
   if (f == Fidelity::kSlice) {
@@ -91,8 +91,8 @@ RunPlan plan_run(const Scenario& s) {
     // cost does not grow with the storage system once its imbalance is represented.
     auto choose_k = [&](int m) {
       const int64_t simulated_servers = servers / m;
-      const int64_t for_servers =
-          (kMinRequestsPerServer * simulated_servers + per_node - 1) / std::max<int64_t>(1, per_node);
+      const int64_t for_servers = (kMinRequestsPerServer * simulated_servers + per_node - 1) /
+                                  std::max<int64_t>(1, per_node);
       const int64_t min_clients = std::max<int64_t>(s.simulation.representative_nodes, for_servers);
       for (int k = n; k >= m; --k) {
         if (n % k == 0 && n / k >= min_clients) return k;
@@ -111,8 +111,10 @@ RunPlan plan_run(const Scenario& s) {
     p.slice_factor = std::max(1, choose_k(m));
     p.storage_factor = m;
     p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against " +
-                (m == 1 ? std::string("every storage server") : "1/" + std::to_string(m) + " of the storage servers") +
-                " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) + " of its capacity";
+                (m == 1 ? std::string("every storage server")
+                        : "1/" + std::to_string(m) + " of the storage servers") +
+                " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) +
+                " of its capacity";
   }
   p.allow_early_stop = s.simulation.stop_at_steady_state;
   p.clients = n / p.slice_factor;
@@ -232,7 +234,9 @@ struct World {
   std::vector<ClientNode> clients;
 };
 
-double tib_weight(double capacity_tb) { return capacity_tb * 1e12 / std::ldexp(1.0, 40); }
+double tib_weight(double capacity_tb) {
+  return capacity_tb * 1e12 / std::ldexp(1.0, 40);
+}
 
 // Partial MLPerf AU of one loader at `now`: compute so far over the time since its start,
 // without the first step's I/O wait.
@@ -264,13 +268,15 @@ double round_to(double x, int digits) {
 
 Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& options) {
   if (in.workloads.size() != 1) {
-    return Status::invalid_argument(in.source_path + ": workloads: format 1 runs exactly one training workload, found " +
-                                    std::to_string(in.workloads.size()));
+    return Status::invalid_argument(
+        in.source_path + ": workloads: format 1 runs exactly one training workload, found " +
+        std::to_string(in.workloads.size()));
   }
   if (in.storage.design == StorageDesign::kRados && in.storage.rados.ec_k > 0) {
-    return Status::not_supported(in.source_path +
-                                 ": storage.rados.erasure: reads from erasure-coded pools are not simulated yet "
-                                 "(use replicas)");
+    return Status::not_supported(
+        in.source_path +
+        ": storage.rados.erasure: reads from erasure-coded pools are not simulated yet "
+        "(use replicas)");
   }
   const RunPlan plan = plan_run(in);
   const int k = plan.slice_factor;
@@ -364,7 +370,8 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       crush::GeneratedMapSpec gm;
       gm.hosts = s.cluster.storage.count;
       gm.devices_per_host = s.cluster.storage.drives_per_node;
-      gm.device_weight = static_cast<uint32_t>(tib_weight(s.cluster.storage.drive.capacity_tb) * crush::kWeightOne);
+      gm.device_weight = static_cast<uint32_t>(tib_weight(s.cluster.storage.drive.capacity_tb) *
+                                               crush::kWeightOne);
       auto generated = crush::generate_host_map(gm);
       if (!generated.ok()) return generated.status();
       map = std::move(*generated);
@@ -374,8 +381,8 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     spec.pg_num = s.storage.rados.pg_num;
     spec.size = std::max(1, s.storage.rados.replicas);
     spec.crush_rule = s.storage.rados.crush_rule >= 0 ? s.storage.rados.crush_rule : 0;
-    auto pool = placement::CrushPool::create(*world.crush_map, spec,
-                                             placement::OsdStates::all_up_in(world.crush_map->max_devices()));
+    auto pool = placement::CrushPool::create(
+        *world.crush_map, spec, placement::OsdStates::all_up_in(world.crush_map->max_devices()));
     if (!pool.ok()) return pool.status();
     world.pool = std::make_unique<placement::CrushPool>(std::move(*pool));
     layout::RbdLayoutSpec ls;
@@ -413,8 +420,8 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     if (!layouts.ok()) return layouts.status();
     world.pfs_layouts = std::make_unique<services::PfsLayouts>(std::move(*layouts));
     world.index = std::make_unique<services::DatasetObjectIndex>(
-        *world.dataset, services::DatasetObjectIndex::Naming::kPfs, layout::RbdLayout::default_layout(),
-        world.pfs_layouts.get());
+        *world.dataset, services::DatasetObjectIndex::Naming::kPfs,
+        layout::RbdLayout::default_layout(), world.pfs_layouts.get());
     for (int d = 0; d < drives; ++d) {
       services::OsdServiceOptions o;
       o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
@@ -443,14 +450,15 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       rpc = s.simulation.transfer_unit_bytes;
       inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rpc));
     }
-    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), rpc, inflight};
+    backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), rpc,
+                                   inflight};
   } else {
     // NFS: each storage node is a filer head; its files are striped over its drives, so every
     // drive serves the head's export: one service per drive, all on the head's endpoint, and
     // an RPC goes to whichever drive's worker is free.
     const int heads = s.cluster.storage.count;
-    world.index = std::make_unique<services::DatasetObjectIndex>(*world.dataset,
-                                                                 services::DatasetObjectIndex::Naming::kNfs);
+    world.index = std::make_unique<services::DatasetObjectIndex>(
+        *world.dataset, services::DatasetObjectIndex::Naming::kNfs);
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < s.cluster.storage.drives_per_node; ++i) {
         const int drive = h * s.cluster.storage.drives_per_node + i;
@@ -499,14 +507,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       go.compute_s_per_step = w.compute_s_per_step;
       go.epochs = w.epochs;
       go.shuffle_seed = shuffle_seed;
-      node.gpus.push_back(std::make_unique<services::GpuConsumer>(env, node.host, *node.client, *world.dataset, go));
+      node.gpus.push_back(std::make_unique<services::GpuConsumer>(env, node.host, *node.client,
+                                                                  *world.dataset, go));
     }
   }
   const int64_t steps_per_epoch = world.clients.front().gpus.front()->steps_per_epoch();
   if (steps_per_epoch < 1) {
-    return Status::invalid_argument(in.source_path + ": workloads[0]: " + std::to_string(work.files) +
-                                    " files give each of the " + std::to_string(in.cluster.clients.count * accel) +
-                                    " accelerators less than one batch");
+    return Status::invalid_argument(
+        in.source_path + ": workloads[0]: " + std::to_string(work.files) +
+        " files give each of the " + std::to_string(in.cluster.clients.count * accel) +
+        " accelerators less than one batch");
   }
   const int64_t total_steps = steps_per_epoch * w.epochs;
   for (auto& node : world.clients) {
@@ -521,112 +531,112 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   // Bytes each link carried in the read direction, integrated from its instantaneous usage
   // at every monitor tick (SimGrid's link-load plugin cannot be used: it crashes on the
   // cancelled receives of daemons killed at the end of a run).
-  std::vector<double> link_bytes(topology->links.size(), 0.0), link_bytes_reverse(topology->links.size(), 0.0);
+  std::vector<double> link_bytes(topology->links.size(), 0.0),
+      link_bytes_reverse(topology->links.size(), 0.0);
   std::vector<services::ClientStats> client_stats;
   double steady_steps_per_s = 0, read_at_stop = 0;
   double warm_at_s = -1, bytes_at_warm = 0;  // the end of the loaders' prefetch fill
   const HostId monitor_host = topology->clients.front();
-  env.spawn(
-      monitor_host, "monitor",
-      [&] {
-        double last_bytes = 0;
-        std::vector<double> window_rates;
-        std::vector<double> step_counts;  // steps completed by all loaders, per tick
-        double& warm_s = warm_at_s;  // when every loader had done its first two steps
-        for (;;) {
-          env.sleep_s(interval_s);
-          const double now = env.now_s();
-          for (size_t i = 0; i < link_bytes.size(); ++i) {
-            link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
-            link_bytes_reverse[i] += platform->reverse[i]->get_usage() * interval_s;
-          }
-          double bytes = 0, au_sum = 0;
-          // Bytes delivered, counted reply by reply (a file's bytes would arrive in one lump
-          // when it completes).
-          for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
-          int64_t min_steps = total_steps;
-          double steps_all = 0;
-          for (auto& node : world.clients) {
-            for (auto& gpu : node.gpus) {
-              const auto& m = gpu->metrics();
-              au_sum += partial_au(m, w.compute_s_per_step, now);
-              min_steps = std::min(min_steps, m.steps);
-              steps_all += static_cast<double>(m.steps);
-            }
-          }
-          series.add(now - interval_s / 2, bytes - last_bytes);
-          window_rates.push_back((bytes - last_bytes) / interval_s);
-          step_counts.push_back(steps_all);
-          last_bytes = bytes;
-          au_series.push_back(au_sum / total_gpus);
-          if (options.on_progress) {
-            options.on_progress(now, static_cast<double>(min_steps) / static_cast<double>(total_steps));
-          }
-          bool all_done = true;
-          for (auto& node : world.clients) {
-            for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
-          }
-          bool stop = !all_done && now >= s.simulation.max_simulated_s;
-          // Steady: once every loader is past its first two steps (the start-up), each loader's
-          // step rate over its steps since then, first half against second half,
-          // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
-          // step completions, so the lockstep of compute-bound loaders cannot bias them.
-          if (warm_s < 0) {
-            bool warm = true;
-            for (auto& node : world.clients) {
-              for (auto& gpu : node.gpus) {
-                warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) >= 2;
-              }
-            }
-            if (warm) {
-              warm_s = now;
-              bytes_at_warm = bytes;
-            }
-          }
-          if (!all_done && plan.allow_early_stop) {
-            if (warm_s >= 0) {
-              double r1 = 0, r2 = 0, r = 0;
-              bool enough = true;
-              for (auto& node : world.clients) {
-                for (auto& gpu : node.gpus) {
-                  const auto& ends = gpu->metrics().step_end_s;
-                  const auto first = std::lower_bound(ends.begin(), ends.end(), warm_s);
-                  const size_t m = static_cast<size_t>(ends.end() - first);
-                  if (m < 3) {
-                    enough = false;
-                    break;
-                  }
-                  const size_t mid = (m - 1) / 2;
-                  const double t0 = *first, tm = *(first + mid), t1 = ends.back();
-                  if (!(tm > t0 && t1 > tm)) {
-                    enough = false;
-                    break;
-                  }
-                  r1 += static_cast<double>(mid) / (tm - t0);
-                  r2 += static_cast<double>(m - 1 - mid) / (t1 - tm);
-                  r += static_cast<double>(m - 1) / (t1 - t0);
-                }
-                if (!enough) break;
-              }
-              if (enough && r1 > 0 && std::abs(r2 - r1) / r1 <= s.simulation.steady_state_tolerance * 5) {
-                stop = true;
-                steady_steps_per_s = r;
-              }
-            }
-          }
-          if (all_done || stop) {
-            // Read the clients' figures here: their locks are Env semaphores, usable only
-            // from a task.
-            for (auto& node : world.clients) client_stats.push_back(node.client->stats());
-            if (stop) {
-              stopped_at_s = now;
-              read_at_stop = bytes;
-              sg4::Actor::kill_all();
-            }
-            return;
+  env.spawn(monitor_host, "monitor", [&] {
+    double last_bytes = 0;
+    std::vector<double> window_rates;
+    std::vector<double> step_counts;  // steps completed by all loaders, per tick
+    double& warm_s = warm_at_s;       // when every loader had done its first two steps
+    for (;;) {
+      env.sleep_s(interval_s);
+      const double now = env.now_s();
+      for (size_t i = 0; i < link_bytes.size(); ++i) {
+        link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
+        link_bytes_reverse[i] += platform->reverse[i]->get_usage() * interval_s;
+      }
+      double bytes = 0, au_sum = 0;
+      // Bytes delivered, counted reply by reply (a file's bytes would arrive in one lump
+      // when it completes).
+      for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
+      int64_t min_steps = total_steps;
+      double steps_all = 0;
+      for (auto& node : world.clients) {
+        for (auto& gpu : node.gpus) {
+          const auto& m = gpu->metrics();
+          au_sum += partial_au(m, w.compute_s_per_step, now);
+          min_steps = std::min(min_steps, m.steps);
+          steps_all += static_cast<double>(m.steps);
+        }
+      }
+      series.add(now - interval_s / 2, bytes - last_bytes);
+      window_rates.push_back((bytes - last_bytes) / interval_s);
+      step_counts.push_back(steps_all);
+      last_bytes = bytes;
+      au_series.push_back(au_sum / total_gpus);
+      if (options.on_progress) {
+        options.on_progress(now, static_cast<double>(min_steps) / static_cast<double>(total_steps));
+      }
+      bool all_done = true;
+      for (auto& node : world.clients) {
+        for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
+      }
+      bool stop = !all_done && now >= s.simulation.max_simulated_s;
+      // Steady: once every loader is past its first two steps (the start-up), each loader's
+      // step rate over its steps since then, first half against second half,
+      // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
+      // step completions, so the lockstep of compute-bound loaders cannot bias them.
+      if (warm_s < 0) {
+        bool warm = true;
+        for (auto& node : world.clients) {
+          for (auto& gpu : node.gpus) {
+            warm = warm && static_cast<int>(gpu->metrics().step_end_s.size()) >= 2;
           }
         }
-      });
+        if (warm) {
+          warm_s = now;
+          bytes_at_warm = bytes;
+        }
+      }
+      if (!all_done && plan.allow_early_stop) {
+        if (warm_s >= 0) {
+          double r1 = 0, r2 = 0, r = 0;
+          bool enough = true;
+          for (auto& node : world.clients) {
+            for (auto& gpu : node.gpus) {
+              const auto& ends = gpu->metrics().step_end_s;
+              const auto first = std::lower_bound(ends.begin(), ends.end(), warm_s);
+              const size_t m = static_cast<size_t>(ends.end() - first);
+              if (m < 3) {
+                enough = false;
+                break;
+              }
+              const size_t mid = (m - 1) / 2;
+              const double t0 = *first, tm = *(first + mid), t1 = ends.back();
+              if (!(tm > t0 && t1 > tm)) {
+                enough = false;
+                break;
+              }
+              r1 += static_cast<double>(mid) / (tm - t0);
+              r2 += static_cast<double>(m - 1 - mid) / (t1 - tm);
+              r += static_cast<double>(m - 1) / (t1 - t0);
+            }
+            if (!enough) break;
+          }
+          if (enough && r1 > 0 &&
+              std::abs(r2 - r1) / r1 <= s.simulation.steady_state_tolerance * 5) {
+            stop = true;
+            steady_steps_per_s = r;
+          }
+        }
+      }
+      if (all_done || stop) {
+        // Read the clients' figures here: their locks are Env semaphores, usable only
+        // from a task.
+        for (auto& node : world.clients) client_stats.push_back(node.client->stats());
+        if (stop) {
+          stopped_at_s = now;
+          read_at_stop = bytes;
+          sg4::Actor::kill_all();
+        }
+        return;
+      }
+    }
+  });
 
   engine.run();
   double end_s = stopped_at_s;
@@ -709,7 +719,8 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
     // Report keys in snake_case: "client NIC" -> "client_nic".
     std::string role = models::link_role_name(l.role);
-    for (char& c : role) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : role)
+      c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     by_role[role].first += util;
     by_role[role].second += 1;
     max_by_role[role] = std::max(max_by_role[role], util);
@@ -741,8 +752,9 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   if (extrapolated) {
     // The long-run rate is at most what the steps consume (loaders may still be deepening
     // their queues during the window) and at most what was delivered.
-    const double sample_bytes = static_cast<double>(world.dataset->total_bytes()) /
-                                (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
+    const double sample_bytes =
+        static_cast<double>(world.dataset->total_bytes()) /
+        (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
     const double consumed = steady_steps_per_s * w.batch_size * sample_bytes;
     steady_bytes_per_s = steady_bytes_per_s > 0 ? std::min(steady_bytes_per_s, consumed) : consumed;
   }
@@ -758,9 +770,10 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   report["summary"] = summary;
   nlohmann::json cut = nlohmann::json::array();
   for (const auto& line : bound.bottleneck) cut.push_back(line);
-  report["bounds"] = {{"max_flow_gibps", round_to(bound.bytes_per_s / gib, 6)},
-                      {"bottleneck", bound.bottleneck.empty() ? std::string() : bound.bottleneck.front()},
-                      {"cut", cut}};
+  report["bounds"] = {
+      {"max_flow_gibps", round_to(bound.bytes_per_s / gib, 6)},
+      {"bottleneck", bound.bottleneck.empty() ? std::string() : bound.bottleneck.front()},
+      {"cut", cut}};
   report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
                                   {"count", file_latency.count()},
                                   {"mean", round_to(file_latency.mean() * 1e3, 6)},
@@ -770,14 +783,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
                                   {"max", round_to(file_latency.max() * 1e3, 6)}};
   nlohmann::json util;
   for (const auto& [role, sum] : by_role) {
-    util[role] = {{"mean", round_to(sum.first / sum.second, 6)}, {"max", round_to(max_by_role[role], 6)}};
+    util[role] = {{"mean", round_to(sum.first / sum.second, 6)},
+                  {"max", round_to(max_by_role[role], 6)}};
   }
   report["utilization"] = util;
   nlohmann::json rates = nlohmann::json::array();
   for (double r : series.rates(end_s)) rates.push_back(round_to(r * full_factor / gib, 6));
   nlohmann::json aus_json = nlohmann::json::array();
   for (double a : au_series) aus_json.push_back(round_to(a, 6));
-  report["series"] = {{"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
+  report["series"] = {
+      {"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
   return report;
 }
 

@@ -14,10 +14,9 @@
 // thread-safe.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -35,12 +34,12 @@ struct RunOptions {
 // How a scenario will be simulated.
 struct RunPlan {
   models::Fidelity fidelity = models::Fidelity::kRequest;  // kRequest or kSlice
-  int slice_factor = 1;        // k: the slice has 1/k of the clients and storage servers
-  int clients = 0;             // client nodes simulated
-  int storage_factor = 1;      // m: the slice has 1/m of the storage servers, each at m/k capacity
-  int storage_servers = 0;     // storage servers simulated
+  int slice_factor = 1;     // k: the slice has 1/k of the clients and storage servers
+  int clients = 0;          // client nodes simulated
+  int storage_factor = 1;   // m: the slice has 1/m of the storage servers, each at m/k capacity
+  int storage_servers = 0;  // storage servers simulated
   bool allow_early_stop = false;
-  std::string reason;          // why this plan
+  std::string reason;  // why this plan
 };
 
 // The plan for a scenario (no simulation): what "auto" resolves to, the slice factor.

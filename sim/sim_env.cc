@@ -7,7 +7,9 @@ namespace granary::sim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
-void delete_message(void* p) { delete static_cast<Message*>(p); }
+void delete_message(void* p) {
+  delete static_cast<Message*>(p);
+}
 }  // namespace
 
 class SimEnv::SimEndpoint final : public Endpoint {
@@ -45,7 +47,8 @@ class SimEnv::SimEndpoint final : public Endpoint {
       comm->wait_for(timeout_s);
     } catch (const simgrid::TimeoutException&) {
       comm->cancel();
-      return Status::not_found("nothing arrived on " + name_ + " within " + std::to_string(timeout_s) + " s");
+      return Status::not_found("nothing arrived on " + name_ + " within " +
+                               std::to_string(timeout_s) + " s");
     } catch (const simgrid::Exception& e) {
       return Status::io_error("receive on " + name_ + " failed: " + e.what());
     }
@@ -62,8 +65,13 @@ class SimEnv::SimEndpoint final : public Endpoint {
 
 class SimEnv::SimDevice final : public Device {
  public:
-  SimDevice(DeviceId id, HostId server, sg4::Host* drive_host, sg4::Host* server_host, uint64_t capacity)
-      : id_(id), server_(server), drive_host_(drive_host), server_host_(server_host), capacity_(capacity) {}
+  SimDevice(DeviceId id, HostId server, sg4::Host* drive_host, sg4::Host* server_host,
+            uint64_t capacity)
+      : id_(id),
+        server_(server),
+        drive_host_(drive_host),
+        server_host_(server_host),
+        capacity_(capacity) {}
   DeviceId id() const override { return id_; }
   HostId host() const override { return server_; }
   uint64_t capacity_bytes() const override { return capacity_; }
@@ -128,17 +136,21 @@ SimEnv::~SimEnv() {
   for (auto& [name, ep] : endpoints_) ep->mailbox()->set_receiver(nullptr);
 }
 
-double SimEnv::now_s() const { return sg4::Engine::get_clock(); }
+double SimEnv::now_s() const {
+  return sg4::Engine::get_clock();
+}
 
 void SimEnv::sleep_s(double seconds) {
   if (seconds > 0) sg4::this_actor::sleep_for(seconds);
 }
 
 void SimEnv::compute_s(double core_seconds) {
-  if (core_seconds > 0) sg4::this_actor::execute(core_seconds * sg4::this_actor::get_host()->get_speed());
+  if (core_seconds > 0)
+    sg4::this_actor::execute(core_seconds * sg4::this_actor::get_host()->get_speed());
 }
 
-void SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task, TaskOptions options) {
+void SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task,
+                   TaskOptions options) {
   sg4::ActorPtr a = sg4::Actor::create(name, host(host_id), std::move(task));
   if (options.daemon) a->daemonize();
 }
@@ -146,7 +158,9 @@ void SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task,
 Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
   auto it = endpoints_.find(name);
   if (it == endpoints_.end()) {
-    it = endpoints_.emplace(std::string(name), std::make_unique<SimEndpoint>(std::string(name), host_id)).first;
+    it = endpoints_
+             .emplace(std::string(name), std::make_unique<SimEndpoint>(std::string(name), host_id))
+             .first;
   }
   GRANARY_CHECK(it->second->host() == host_id);
   it->second->claim_receiver();
@@ -177,7 +191,8 @@ void SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length, 
     a->daemonize();
   }
   const uint64_t bytes = message.wire_bytes();
-  c.jobs.push_back({sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes});
+  c.jobs.push_back(
+      {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes});
   c.pending->release();
 }
 
@@ -197,13 +212,17 @@ Device& SimEnv::device(DeviceId id) {
   return *devices_[id];
 }
 
-std::unique_ptr<Semaphore> SimEnv::make_semaphore(int initial) { return std::make_unique<SimSemaphore>(initial); }
+std::unique_ptr<Semaphore> SimEnv::make_semaphore(int initial) {
+  return std::make_unique<SimSemaphore>(initial);
+}
 
 sg4::Host* SimEnv::host(HostId id) const {
   GRANARY_CHECK(id >= 0 && id < static_cast<HostId>(platform_.hosts.size()) && platform_.hosts[id]);
   return platform_.hosts[id];
 }
 
-HostId SimEnv::host_of_drive(DeviceId id) const { return devices_.at(id)->host(); }
+HostId SimEnv::host_of_drive(DeviceId id) const {
+  return devices_.at(id)->host();
+}
 
 }  // namespace granary::sim

@@ -7,11 +7,10 @@
 // Not thread-safe (SimGrid runs actors one at a time). One per simulation.
 #pragma once
 
-#include <simgrid/s4u.hpp>
-
 #include <deque>
 #include <map>
 #include <memory>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 

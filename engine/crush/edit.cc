@@ -54,14 +54,16 @@ Result<int32_t> add_bucket_like(CrushMap& map, std::string_view like, const std:
 
 Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
   if (spec.hosts < 1 || spec.devices_per_host < 1) {
-    return Status::invalid_argument("a generated CRUSH map needs at least one host and one device per host");
+    return Status::invalid_argument(
+        "a generated CRUSH map needs at least one host and one device per host");
   }
   if (uint64_t{spec.device_weight} * spec.devices_per_host * spec.hosts > kMaxBucketWeight) {
     return Status::invalid_argument("the generated CRUSH map would weigh more than 65535");
   }
   CrushMap map;
   map.set_tunables(*Tunables::profile("optimal"));
-  const char* types[] = {"osd", "host", "chassis", "rack", "row", "pdu", "pod", "room", "datacenter", "zone", "region", "root"};
+  const char* types[] = {"osd", "host", "chassis",    "rack", "row",    "pdu",
+                         "pod", "room", "datacenter", "zone", "region", "root"};
   for (int32_t i = 0; i < 12; ++i) {
     if (Status s = map.add_type(i, types[i]); !s.ok()) return s;
   }
@@ -76,14 +78,16 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
     host.type = 1;
     host.alg = BucketAlg::kStraw2;
     for (int d = 0; d < spec.devices_per_host; ++d, ++osd) {
-      if (Status s = map.add_device(osd, "osd." + std::to_string(osd), spec.device_class); !s.ok()) return s;
+      if (Status s = map.add_device(osd, "osd." + std::to_string(osd), spec.device_class); !s.ok())
+        return s;
       host.items.push_back(osd);
       host.item_weights.push_back(spec.device_weight);
     }
     const uint32_t host_weight = spec.device_weight * static_cast<uint32_t>(spec.devices_per_host);
     root.items.push_back(host.id);
     root.item_weights.push_back(host_weight);
-    if (Status s = map.add_bucket(std::move(host), spec.host_prefix + std::to_string(h)); !s.ok()) return s;
+    if (Status s = map.add_bucket(std::move(host), spec.host_prefix + std::to_string(h)); !s.ok())
+      return s;
   }
   if (Status s = map.add_bucket(std::move(root), "default"); !s.ok()) return s;
   Rule rep;
@@ -97,8 +101,11 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
   ec.type = kRuleErasure;
   ec.min_size = 3;
   ec.max_size = 20;
-  ec.steps = {{RuleOp::kSetChooseLeafTries, 5, 0}, {RuleOp::kSetChooseTries, 100, 0}, {RuleOp::kTake, -1, 0},
-              {RuleOp::kChooseLeafIndep, 0, 1}, {RuleOp::kEmit, 0, 0}};
+  ec.steps = {{RuleOp::kSetChooseLeafTries, 5, 0},
+              {RuleOp::kSetChooseTries, 100, 0},
+              {RuleOp::kTake, -1, 0},
+              {RuleOp::kChooseLeafIndep, 0, 1},
+              {RuleOp::kEmit, 0, 0}};
   if (Status s = map.add_rule(ec); !s.ok()) return s;
   if (!spec.device_class.empty()) {
     if (Status s = map.populate_classes(); !s.ok()) return s;

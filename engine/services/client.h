@@ -57,7 +57,7 @@ struct PfsBackend {
   const PfsLayouts* layouts = nullptr;  // required; not owned
   std::string mds_endpoint = "mds.0";
   uint64_t max_request_bytes = uint64_t{4} << 20;  // Lustre's 4 MiB RPCs
-  int window_requests = 0;  // RPCs in flight per file read (0: all at once)
+  int window_requests = 0;                         // RPCs in flight per file read (0: all at once)
 };
 
 struct NfsBackend {

@@ -98,7 +98,8 @@ Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout
       }
     }
     last_run[e.stripe_index] = runs.size();
-    runs.push_back({file_offset, e.stripe_index, e.object_offset_bytes, e.length_bytes, e.ost_index});
+    runs.push_back(
+        {file_offset, e.stripe_index, e.object_offset_bytes, e.length_bytes, e.ost_index});
     file_offset += e.length_bytes;
   }
   struct Piece {
@@ -110,11 +111,13 @@ Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout
     const std::string endpoint = ost_endpoint_name(r.ost);
     const std::string object = lustre_object_name(file, static_cast<uint32_t>(r.stripe));
     for (uint64_t done = 0; done < r.length; done += max_request_bytes) {
-      pieces.push_back({r.file_offset + done,
-                        ObjectRead{endpoint, object, r.object_offset + done, std::min(max_request_bytes, r.length - done)}});
+      pieces.push_back(
+          {r.file_offset + done, ObjectRead{endpoint, object, r.object_offset + done,
+                                            std::min(max_request_bytes, r.length - done)}});
     }
   }
-  std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.order < b.order; });
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.order < b.order; });
   std::vector<ObjectRead> reads;
   reads.reserve(pieces.size());
   for (Piece& p : pieces) reads.push_back(std::move(p.read));

@@ -10,10 +10,11 @@
 //  - Steps: S = F * samples_per_file / batch_size (integer division; the partial last batch is
 //    dropped, as DLIO's drop_last).
 //  - read_threads reader tasks take the shard's files in order from a shared cursor, read each
-//    whole through the client (then close it: one more metadata operation on a pfs), spend decode_cpu_s_per_sample per sample of it (compute_s),
-//    and add its samples to the batch being filled; every batch_size samples make a batch,
-//    pushed into a prefetch queue of prefetch_batches batches (a reader blocks while the queue
-//    is full). A reader stops when the cursor reaches the end of the shard.
+//    whole through the client (then close it: one more metadata operation on a pfs), spend
+//    decode_cpu_s_per_sample per sample of it (compute_s), and add its samples to the batch being
+//    filled; every batch_size samples make a batch, pushed into a prefetch queue of
+//    prefetch_batches batches (a reader blocks while the queue is full). A reader stops when the
+//    cursor reaches the end of the shard.
 //  - The compute loop (the task calling run()) takes S batches: it waits for a batch (that
 //    wait is the step's I/O wait), then sleeps compute_s_per_step (the accelerator computing).
 //    The epoch ends when the last step's compute ends and the readers have stopped; the next

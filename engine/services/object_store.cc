@@ -146,7 +146,8 @@ Result<StoredObject> DatasetObjectIndex::find(std::string_view name) const {
     }
     case Naming::kPfs: {
       constexpr std::string_view kStripe = ".stripe";
-      if (rest.substr(0, kStripe.size()) != kStripe || rest.size() == kStripe.size()) return unknown();
+      if (rest.substr(0, kStripe.size()) != kStripe || rest.size() == kStripe.size())
+        return unknown();
       uint64_t stripe = 0;
       for (char c : rest.substr(kStripe.size())) {
         if (c < '0' || c > '9') return unknown();
@@ -154,7 +155,8 @@ Result<StoredObject> DatasetObjectIndex::find(std::string_view name) const {
       }
       auto it = pfs_layouts_->find(file.path);
       if (it == pfs_layouts_->end() || stripe >= it->second.stripe_count()) return unknown();
-      const uint64_t size = it->second.object_size_bytes(file.size_bytes, static_cast<uint32_t>(stripe));
+      const uint64_t size =
+          it->second.object_size_bytes(file.size_bytes, static_cast<uint32_t>(stripe));
       return StoredObject{0, size};
     }
   }

@@ -78,7 +78,8 @@ class ObjectStore final : public ObjectIndex {
 class DatasetObjectIndex final : public ObjectIndex {
  public:
   enum class Naming { kRados, kPfs, kNfs };
-  DatasetObjectIndex(const Dataset& dataset, Naming naming, layout::RbdLayout rbd = layout::RbdLayout::default_layout(),
+  DatasetObjectIndex(const Dataset& dataset, Naming naming,
+                     layout::RbdLayout rbd = layout::RbdLayout::default_layout(),
                      const PfsLayouts* pfs_layouts = nullptr);
   Result<StoredObject> find(std::string_view name) const override;
 

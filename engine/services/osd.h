@@ -1,9 +1,10 @@
 // OsdService: a storage server's object service for one device. It serves ReadRequests on
-// its endpoint: looks the object up in the device's ObjectIndex (an ObjectStore, or a DatasetObjectIndex), charges the protocol's server
-// CPU per request (Env::compute_s, shared with the host's other work), then answers with
-// Env::send_from_device, streaming the extent from the drive to the client's reply endpoint.
-// A request for an unknown object, or a range past the object's end, gets a ReadReply with
-// ok = false and an error code (messages.h). A Shutdown stops it.
+// its endpoint: looks the object up in the device's ObjectIndex (an ObjectStore, or a
+// DatasetObjectIndex), charges the protocol's server CPU per request (Env::compute_s, shared with
+// the host's other work), then answers with Env::send_from_device, streaming the extent from the
+// drive to the client's reply endpoint. A request for an unknown object, or a range past the
+// object's end, gets a ReadReply with ok = false and an error code (messages.h). A Shutdown stops
+// it.
 //
 // The same service plays the Ceph OSD ("osd.<id>"), the Lustre OST ("ost.<index>") and the
 // NFS head's export ("nfs.<head>"): only the endpoint name and the object names differ

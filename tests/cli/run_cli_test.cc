@@ -2,10 +2,10 @@
 // scenario, the slice fidelity against request-level simulation.
 #include <dirent.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tests/test_util.h"
 
@@ -15,7 +15,9 @@ namespace {
 const std::string kGranary = GRANARY_BINARY;
 const std::string kScenarios = std::string(GRANARY_SOURCE_DIR) + "/scenarios";
 
-testing::CommandResult granary(const std::string& args) { return testing::run_command(kGranary + " " + args); }
+testing::CommandResult granary(const std::string& args) {
+  return testing::run_command(kGranary + " " + args);
+}
 
 nlohmann::json run_report(const std::string& scenario, const std::string& extra = "") {
   const std::string out = testing::make_temp_dir() + "/report.json";
@@ -42,7 +44,9 @@ TEST(RunCli, SameSeedGivesAByteIdenticalReport) {
 
 TEST(RunCli, BadScenarioExitsTwoWithOneLine) {
   const std::string dir = testing::make_temp_dir();
-  { std::ofstream(dir + "/bad.json") << R"({"granary": 1, "cluster": {"clients": {"count": -3}}})"; }
+  {
+    std::ofstream(dir + "/bad.json") << R"({"granary": 1, "cluster": {"clients": {"count": -3}}})";
+  }
   auto r = granary("run " + dir + "/bad.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -56,10 +60,11 @@ TEST_P(ShippedScenario, RunsAndReports) {
   const nlohmann::json r = run_report(kScenarios + "/" + GetParam());
   ASSERT_FALSE(r.is_discarded());
   for (const char* path :
-       {"/summary/epoch_seconds", "/summary/read_gibps_mean", "/summary/read_gibps_steady", "/summary/accelerators",
-        "/summary/accelerator_utilization/mean", "/summary/accelerator_utilization/min", "/bounds/max_flow_gibps",
-        "/bounds/bottleneck", "/latency_ms/read/p50", "/latency_ms/read/p99", "/latency_ms/read/p999",
-        "/utilization", "/series/read_gibps", "/fidelity/mode"}) {
+       {"/summary/epoch_seconds", "/summary/read_gibps_mean", "/summary/read_gibps_steady",
+        "/summary/accelerators", "/summary/accelerator_utilization/mean",
+        "/summary/accelerator_utilization/min", "/bounds/max_flow_gibps", "/bounds/bottleneck",
+        "/latency_ms/read/p50", "/latency_ms/read/p99", "/latency_ms/read/p999", "/utilization",
+        "/series/read_gibps", "/fidelity/mode"}) {
     EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(path))) << GetParam() << ": " << path;
   }
   const auto& s = r["summary"];
@@ -71,7 +76,8 @@ TEST_P(ShippedScenario, RunsAndReports) {
   EXPECT_LE(s["accelerator_utilization"]["min"].get<double>(), au + 1e-9);
   // Delivered reads never beat the analytic bound (1% for bytes counted per 4 MiB reply at
   // the edges of the measured window).
-  EXPECT_LE(s["read_gibps_steady"].get<double>(), r["bounds"]["max_flow_gibps"].get<double>() * 1.01);
+  EXPECT_LE(s["read_gibps_steady"].get<double>(),
+            r["bounds"]["max_flow_gibps"].get<double>() * 1.01);
   EXPECT_GT(r["latency_ms"]["read"]["p99"].get<double>(), 0);
 }
 
@@ -120,10 +126,10 @@ TEST(Fidelity, SliceAgreesWithRequestLevel) {
   const double p99_f = full["latency_ms"]["read"]["p99"].get<double>();
   const double p99_s = slice["latency_ms"]["read"]["p99"].get<double>();
   std::printf("request level: AU %.4f, steady %.3f GiB/s, p99 %.1f ms\n", au_f, bw_f, p99_f);
-  std::printf("slice 1/%d:     AU %.4f, steady %.3f GiB/s, p99 %.1f ms\n", slice["fidelity"]["slice_factor"].get<int>(),
-              au_s, bw_s, p99_s);
-  std::printf("differences:   AU %+.2f%%, throughput %+.2f%%, p99 %+.2f%%\n", 100 * (au_s / au_f - 1),
-              100 * (bw_s / bw_f - 1), 100 * (p99_s / p99_f - 1));
+  std::printf("slice 1/%d:     AU %.4f, steady %.3f GiB/s, p99 %.1f ms\n",
+              slice["fidelity"]["slice_factor"].get<int>(), au_s, bw_s, p99_s);
+  std::printf("differences:   AU %+.2f%%, throughput %+.2f%%, p99 %+.2f%%\n",
+              100 * (au_s / au_f - 1), 100 * (bw_s / bw_f - 1), 100 * (p99_s / p99_f - 1));
   EXPECT_LT(rel(au_s, au_f), 0.05);
   EXPECT_LT(rel(bw_s, bw_f), 0.05);
   EXPECT_LT(rel(p99_s, p99_f), 0.15);

@@ -38,8 +38,9 @@ TEST(SimValidation, BandwidthBoundStormIsWithinThreePercentOfMaxFlow) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const double bound = (*r)["bounds"]["max_flow_gibps"].get<double>();
   const double steady = (*r)["summary"]["read_gibps_steady"].get<double>();
-  std::printf("bandwidth-bound storm: steady %.3f GiB/s, max-flow bound %.3f GiB/s (%s), ratio %.4f\n", steady,
-              bound, (*r)["bounds"]["bottleneck"].get<std::string>().c_str(), steady / bound);
+  std::printf(
+      "bandwidth-bound storm: steady %.3f GiB/s, max-flow bound %.3f GiB/s (%s), ratio %.4f\n",
+      steady, bound, (*r)["bounds"]["bottleneck"].get<std::string>().c_str(), steady / bound);
   // (The client leaf's uplink is sized to its hosts' NICs, so the cut reported may be either.)
   EXPECT_NEAR(steady / bound, 1.0, 0.03);
   EXPECT_GT((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.9);
@@ -70,7 +71,7 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
   const int sink = t.client_sinks[0], server = t.storage[0], drive = t.drives[0];
   // Path between two nodes of the tree (links in order).
   std::function<bool(int, int, int, std::vector<int>&)> path = [&](int at, int to, int from_link,
-                                                                    std::vector<int>& out) {
+                                                                   std::vector<int>& out) {
     if (at == to) return true;
     for (size_t i = 0; i < t.links.size(); ++i) {
       if (static_cast<int>(i) == from_link) continue;
@@ -88,14 +89,17 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
   const double msg_latency_s = s.storage.protocol.message_latency_us * 1e-6;  // on the client NIC
   auto latency = [&](const std::vector<int>& links) {
     double l = 0;
-    for (int i : links) l += t.links[i].latency_s + (t.links[i].role == models::LinkRole::kClientNic ? msg_latency_s : 0);
+    for (int i : links)
+      l += t.links[i].latency_s +
+           (t.links[i].role == models::LinkRole::kClientNic ? msg_latency_s : 0);
     return l;
   };
   double slowest = 1e30;
   for (int i : data) {
     const auto& l = t.links[i];
     // The data direction: a -> b is forward except on client NIC links (a = client).
-    double cap = l.role == models::LinkRole::kClientNic ? l.reverse_bytes_per_s : l.forward_bytes_per_s;
+    double cap =
+        l.role == models::LinkRole::kClientNic ? l.reverse_bytes_per_s : l.forward_bytes_per_s;
     if (l.role != models::LinkRole::kDrive && l.role != models::LinkRole::kClientMemory) {
       cap *= s.storage.protocol.efficiency;
     }
@@ -103,7 +107,8 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
   }
   const double object = 4.0 * (1 << 20);
   const double per_object = latency(req) + s.storage.protocol.client_cpu_us_per_op * 1e-6 +
-                            s.storage.protocol.server_cpu_us_per_op * 1e-6 + latency(data) + object / slowest;
+                            s.storage.protocol.server_cpu_us_per_op * 1e-6 + latency(data) +
+                            object / slowest;
   const double expected_ms = 2 * per_object * 1e3;  // 8 MiB files: two objects, one at a time
 
   auto r = run_scenario(s, {});
@@ -136,8 +141,10 @@ TEST(SimValidation, SmallFileStormRunsAtTheMetadataServersCapacity) {
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const double files = (*r)["summary"]["samples_read"].get<double>();
   const double seconds = (*r)["summary"]["epoch_seconds"].get<double>();
-  std::printf("small-file storm: %.0f files in %.4f s = %.1f files/s (MDS capacity 2000 ops/s = 1000 files/s)\n",
-              files, seconds, files / seconds);
+  std::printf(
+      "small-file storm: %.0f files in %.4f s = %.1f files/s (MDS capacity 2000 ops/s = 1000 "
+      "files/s)\n",
+      files, seconds, files / seconds);
   EXPECT_EQ(files, 3200);
   EXPECT_NEAR(files / seconds / 1000.0, 1.0, 0.03);
 }

@@ -115,7 +115,8 @@ TEST_F(CephObjectsTest, OsdsBeyondMaxOsdDoNotExist) {
   for (uint32_t pg = 0; pg < 100; ++pg) {
     p.raw_devices_of(pg, raw);
     p.devices_of(pg, up);
-    for (int32_t osd : raw) EXPECT_LT(osd, 20) << "CRUSH treats OSDs beyond the weight vector as out";
+    for (int32_t osd : raw)
+      EXPECT_LT(osd, 20) << "CRUSH treats OSDs beyond the weight vector as out";
     for (int32_t osd : up) EXPECT_LT(osd, 20);
     dropped += static_cast<int>(raw.size() - up.size());
   }

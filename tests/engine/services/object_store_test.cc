@@ -81,11 +81,14 @@ TEST(ObjectStore, PopulatePfsAndNfs) {
 // The table-free index agrees with what populating stores would put, object for object.
 TEST(DatasetObjectIndex, AgreesWithPopulatedStores) {
   placement::Ring ring = test::make_ring(6, 3, 2);
-  const Dataset dataset = test::make_dataset(
-      {.name = "ds", .files = 12, .sample_bytes_mean = 9.0 * kMiB, .sample_bytes_stddev = 3 * kMiB});
+  const Dataset dataset = test::make_dataset({.name = "ds",
+                                              .files = 12,
+                                              .sample_bytes_mean = 9.0 * kMiB,
+                                              .sample_bytes_stddev = 3 * kMiB});
   for (const layout::RbdLayout& layout :
        {layout::RbdLayout::default_layout(),
-        *layout::RbdLayout::create({.object_size_bytes = 4 * kMiB, .stripe_unit_bytes = kMiB, .stripe_count = 3})}) {
+        *layout::RbdLayout::create(
+            {.object_size_bytes = 4 * kMiB, .stripe_unit_bytes = kMiB, .stripe_count = 3})}) {
     const DatasetObjectIndex index(dataset, DatasetObjectIndex::Naming::kRados, layout);
     uint64_t bytes = 0;
     for (const DatasetFile& f : dataset.files()) {
@@ -102,8 +105,10 @@ TEST(DatasetObjectIndex, AgreesWithPopulatedStores) {
     EXPECT_GE(bytes, dataset.total_bytes());
   }
   PfsLayouts layouts;
-  for (const DatasetFile& f : dataset.files()) layouts.emplace(f.path, *layout::LustreFileLayout::create(kMiB, {2, 0, 1}));
-  const DatasetObjectIndex pfs(dataset, DatasetObjectIndex::Naming::kPfs, layout::RbdLayout::default_layout(), &layouts);
+  for (const DatasetFile& f : dataset.files())
+    layouts.emplace(f.path, *layout::LustreFileLayout::create(kMiB, {2, 0, 1}));
+  const DatasetObjectIndex pfs(dataset, DatasetObjectIndex::Naming::kPfs,
+                               layout::RbdLayout::default_layout(), &layouts);
   for (const DatasetFile& f : dataset.files()) {
     for (const StoredObjectSpec& o : pfs_objects(layouts.at(f.path), f.path, f.size_bytes)) {
       EXPECT_EQ(pfs.find(o.object)->size_bytes, o.size_bytes) << o.object;
@@ -112,8 +117,8 @@ TEST(DatasetObjectIndex, AgreesWithPopulatedStores) {
   }
   const DatasetObjectIndex nfs(dataset, DatasetObjectIndex::Naming::kNfs);
   EXPECT_EQ(nfs.find(dataset.files()[4].path)->size_bytes, dataset.files()[4].size_bytes);
-  for (const char* bad : {"", "ds/file_", "ds/file_00000012", "ds/file_0000001", "other/file_00000001",
-                          "ds/file_00000001.stripe0", "ds/file_00000001x"}) {
+  for (const char* bad : {"", "ds/file_", "ds/file_00000012", "ds/file_0000001",
+                          "other/file_00000001", "ds/file_00000001.stripe0", "ds/file_00000001x"}) {
     EXPECT_FALSE(nfs.find(bad).ok()) << bad;
   }
 }
