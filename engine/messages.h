@@ -32,6 +32,13 @@ enum class ReplyError : uint8_t {
   kInvalid,     // a request that makes no sense in the server's state (close of a closed file)
 };
 
+// The erasure code of an object's pool, as far as a request needs it (k = 0: not coded).
+struct ErasureCoding {
+  int k = 0;
+  int m = 0;
+  uint64_t stripe_unit_bytes = 4096;
+};
+
 // ---- object reads (client -> OSD -> client)
 
 struct ReadRequest {
@@ -41,6 +48,12 @@ struct ReadRequest {
   uint64_t length = 0;
   std::string reply_to;  // endpoint of the client
   double sent_at_s = 0;  // for latency accounting
+  // Erasure-coded pools: when ec.k > 0 the receiver is the object's primary and gathers the
+  // data from the shard OSDs `shards` (k + m endpoints in shard order, "" for a shard that is
+  // missing), rebuilding what a missing shard held (erasure.h), then replies with the whole
+  // range. Shard reads among OSDs leave ec.k at 0 and address shard offsets.
+  ErasureCoding ec;
+  std::vector<std::string> shards;
 };
 
 struct ReadReply {
@@ -54,12 +67,14 @@ struct ReadReply {
 
 // ---- metadata (client -> metadata server -> client)
 
-enum class MetadataOp : uint8_t { kOpen, kStat, kClose };
+// kCreate opens a file, creating it (empty) when it does not exist.
+enum class MetadataOp : uint8_t { kOpen, kStat, kClose, kCreate };
 
 struct MetadataRequest {
   uint64_t request_id = 0;
   MetadataOp op = MetadataOp::kOpen;
   std::string path;
+  int64_t size_bytes = -1;  // kClose of a written file: its new size (-1: unchanged)
   std::string reply_to;
   double sent_at_s = 0;
 };
@@ -73,12 +88,58 @@ struct MetadataReply {
   double sent_at_s = 0;
 };
 
+// ---- object writes (client -> primary OSD [-> replicas or shards] -> client)
+
+// Writes `length` bytes (the payload) at `offset` of `object`, creating or extending it. The
+// receiver acknowledges (WriteReply) once the write is durable everywhere it must be:
+//  - replicated pools (primary copy): the receiver is the primary; it forwards the write to
+//    every endpoint of `replicas` (the other OSDs of the group) and writes its own copy; it
+//    replies when its copy and every replica's are durable. Replicas get `replicas` empty.
+//  - erasure-coded pools (ec.k > 0): the receiver is the primary of a k+m object whose shard
+//    OSDs are `shards`; it reads what a partial-stripe write needs, encodes, writes its own
+//    shard and sends each other shard its chunks (shard writes: ec.k = 0, shard offsets, and
+//    `logical_end_bytes` so every shard knows the object's size).
+//  - `durable` false is an NFS unstable WRITE: acknowledged once the data is in the server's
+//    memory; a CommitRequest makes it durable.
+struct WriteRequest {
+  uint64_t request_id = 0;
+  std::string object;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::string reply_to;
+  double sent_at_s = 0;
+  std::vector<std::string> replicas;
+  ErasureCoding ec;
+  std::vector<std::string> shards;
+  uint64_t logical_end_bytes = 0;  // the object's size after the write (0: offset + length)
+  bool durable = true;
+};
+
+struct WriteReply {
+  uint64_t request_id = 0;
+  bool ok = true;
+  std::string error;
+  ReplyError error_code = ReplyError::kNone;
+  uint64_t length = 0;  // bytes written
+  double sent_at_s = 0;
+};
+
+// NFS COMMIT: makes the unstable writes the server holds for `object` durable; answered with
+// a WriteReply (length 0) once they are.
+struct CommitRequest {
+  uint64_t request_id = 0;
+  std::string object;
+  std::string reply_to;
+  double sent_at_s = 0;
+};
+
 // ---- control
 
 // Asks a service loop to stop (used at the end of a run and in tests).
 struct Shutdown {};
 
-using MessageBody = std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, Shutdown>;
+using MessageBody = std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply,
+                                 WriteRequest, WriteReply, CommitRequest, Shutdown>;
 
 struct Message {
   MessageBody body;

@@ -399,7 +399,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), *world.index, o));
     }
-    backend = services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects};
+    backend = services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects, {}};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
     for (int d = 0; d < drives; ++d) {

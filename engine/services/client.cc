@@ -57,12 +57,14 @@ uint64_t StorageClient::next_request_id() {
   return ++request_id_;
 }
 
-Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep) {
+Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
+                                         int64_t size_bytes) {
   const auto& pfs = std::get<PfsBackend>(backend_);
   MetadataRequest request;
   request.request_id = next_request_id();
   request.op = op;
   request.path = std::string(path);
+  request.size_bytes = size_bytes;
   request.reply_to = reply_ep.name();
   request.sent_at_s = env_.now_s();
   const uint64_t id = request.request_id;
@@ -102,7 +104,7 @@ Result<uint64_t> StorageClient::pfs_open(std::string_view path, Endpoint& reply_
 Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint64_t size_bytes) {
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
     std::lock_guard<EnvMutex> lock(placement_mu_);
-    return rados_reads(r->layout, *r->placement, path, 0, size_bytes);
+    return rados_reads(r->layout, *r->placement, path, 0, size_bytes, r->ec.k > 0);
   }
   if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
     auto it = p->layouts->find(path);
@@ -127,6 +129,10 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     request.offset = read.offset_bytes;
     request.length = read.length_bytes;
     request.reply_to = reply_ep.name();
+    if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->ec.k > 0) {
+      request.ec = r->ec;
+      request.shards = read.group;
+    }
     env_.compute_s(options_.cpu_s_per_op);
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id, next);
@@ -178,12 +184,8 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     ++stats_.errors;
     return s;
   };
-  size_t window = std::numeric_limits<size_t>::max();
-  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->window_requests > 0) {
-    window = static_cast<size_t>(r->window_requests);
-  }
-  if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
-    if (p->window_requests > 0) window = static_cast<size_t>(p->window_requests);
+  const size_t window = window_of();
+  if (std::holds_alternative<PfsBackend>(backend_)) {
     Result<uint64_t> size = pfs_open(path, reply_ep);
     if (!size.ok()) return fail(size.status());
     if (*size != size_bytes) {
@@ -191,8 +193,6 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
                                      std::to_string(*size) + " bytes, the reader expected " +
                                      std::to_string(size_bytes)));
     }
-  } else if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
-    window = static_cast<size_t>(n->window_requests);
   }
   Result<std::vector<ObjectRead>> reads = plan(path, size_bytes);
   if (!reads.ok()) return fail(reads.status());
@@ -233,6 +233,143 @@ Status StorageClient::close_file(std::string_view path) {
     ++stats_.errors;
   }
   return status;
+}
+
+size_t StorageClient::window_of() const {
+  size_t window = std::numeric_limits<size_t>::max();
+  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->window_requests > 0) {
+    window = static_cast<size_t>(r->window_requests);
+  }
+  if (const auto* p = std::get_if<PfsBackend>(&backend_); p && p->window_requests > 0) {
+    window = static_cast<size_t>(p->window_requests);
+  }
+  if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
+    window = static_cast<size_t>(n->window_requests);
+  }
+  return window;
+}
+
+Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& writes,
+                                                size_t window, bool durable, Endpoint& reply_ep) {
+  std::map<uint64_t, size_t> pending;  // request id -> index in writes
+  size_t next = 0;
+  Status first_error;
+  uint64_t bytes = 0;
+  const auto* rados = std::get_if<RadosBackend>(&backend_);
+  auto send_next = [&] {
+    const ObjectRead& w = writes[next];
+    WriteRequest request;
+    request.request_id = next_request_id();
+    request.object = w.object;
+    request.offset = w.offset_bytes;
+    request.length = w.length_bytes;
+    request.reply_to = reply_ep.name();
+    request.durable = durable;
+    if (rados != nullptr && rados->ec.k > 0) {
+      request.ec = rados->ec;
+      request.shards = w.group;
+    } else if (rados != nullptr) {
+      for (size_t i = 1; i < w.group.size(); ++i) {
+        if (!w.group[i].empty()) request.replicas.push_back(w.group[i]);
+      }
+    }
+    env_.compute_s(options_.cpu_s_per_op);
+    request.sent_at_s = env_.now_s();
+    pending.emplace(request.request_id, next);
+    ++next;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      ++stats_.write_requests;
+    }
+    env_.send(host_, w.endpoint, Message{std::move(request), Payload::of_size(w.length_bytes)});
+  };
+  while (next < writes.size() && pending.size() < window) send_next();
+  while (!pending.empty()) {
+    Result<Message> m = reply_ep.recv();
+    if (!m.ok()) return m.status();
+    const auto* reply = std::get_if<WriteReply>(&m->body);
+    if (reply == nullptr) continue;
+    auto it = pending.find(reply->request_id);
+    if (it == pending.end()) continue;  // stale
+    const ObjectRead& w = writes[it->second];
+    pending.erase(it);
+    if (!reply->ok) {
+      if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
+    } else if (reply->length != w.length_bytes) {
+      if (first_error.ok()) {
+        first_error =
+            Status::corruption(w.endpoint + ": wrote " + std::to_string(reply->length) + " of " +
+                               std::to_string(w.length_bytes) + " bytes of " + w.object);
+      }
+    } else {
+      bytes += reply->length;
+    }
+    if (first_error.ok() && next < writes.size()) send_next();
+  }
+  if (!first_error.ok()) return first_error;
+  return bytes;
+}
+
+Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size_bytes,
+                                            WriteOptions options) {
+  const double start_s = env_.now_s();
+  Endpoint& reply_ep = take_reply_endpoint();
+  auto fail = [&](Status s) -> Result<FileWrite> {
+    return_reply_endpoint(reply_ep);
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++stats_.errors;
+    return s;
+  };
+  Result<std::vector<ObjectRead>> writes = std::vector<ObjectRead>{};
+  bool durable = true;
+  if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    writes = rados_reads(r->layout, *r->placement, path, 0, size_bytes, /*with_group=*/true);
+  } else if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
+    auto it = p->layouts->find(path);
+    if (it == p->layouts->end())
+      return fail(Status::not_found("no pfs layout for " + std::string(path)));
+    Result<uint64_t> created = metadata(MetadataOp::kCreate, path, reply_ep);
+    if (!created.ok()) return fail(created.status());
+    writes = pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
+  } else {
+    const auto& n = std::get<NfsBackend>(backend_);
+    writes = nfs_reads(path, n.heads, 0, size_bytes, n.rsize_bytes);
+    durable = false;
+  }
+  if (!writes.ok()) return fail(writes.status());
+  Result<uint64_t> bytes = exchange_writes(*writes, window_of(), durable, reply_ep);
+  if (!bytes.ok()) return fail(bytes.status());
+  if (std::holds_alternative<PfsBackend>(backend_)) {
+    Result<uint64_t> closed =
+        metadata(MetadataOp::kClose, path, reply_ep, static_cast<int64_t>(size_bytes));
+    if (!closed.ok()) return fail(closed.status());
+  } else if (const auto* n = std::get_if<NfsBackend>(&backend_); n && options.fsync) {
+    CommitRequest commit;
+    commit.request_id = next_request_id();
+    commit.object = std::string(path);
+    commit.reply_to = reply_ep.name();
+    commit.sent_at_s = env_.now_s();
+    const uint64_t id = commit.request_id;
+    env_.compute_s(options_.cpu_s_per_op);
+    env_.send(host_, nfs_endpoint_name(nfs_head_of(path, n->heads)),
+              Message{std::move(commit), {}});
+    for (;;) {
+      Result<Message> m = reply_ep.recv();
+      if (!m.ok()) return fail(m.status());
+      const auto* reply = std::get_if<WriteReply>(&m->body);
+      if (reply == nullptr || reply->request_id != id) continue;
+      if (!reply->ok) return fail(reply_status(reply->error_code, reply->error));
+      break;
+    }
+  }
+  return_reply_endpoint(reply_ep);
+  FileWrite w{*bytes, env_.now_s() - start_s, writes->size()};
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++stats_.files_written;
+  stats_.bytes_written += w.bytes;
+  stats_.write_latency_s.push_back(w.latency_s);
+  return w;
 }
 
 ClientStats StorageClient::stats() const {

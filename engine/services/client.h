@@ -50,7 +50,8 @@ namespace granary::services {
 struct RadosBackend {
   layout::RbdLayout layout = layout::RbdLayout::default_layout();
   placement::Placement* placement = nullptr;  // required; not owned
-  int window_requests = 0;  // object reads in flight per file read (0: all at once)
+  int window_requests = 0;  // object requests in flight per file read or write (0: all at once)
+  ErasureCoding ec;         // the pool's erasure code (k = 0: replicated)
 };
 
 struct PfsBackend {
@@ -79,6 +80,19 @@ struct FileRead {
   uint64_t requests = 0;  // data requests (metadata not counted)
 };
 
+struct WriteOptions {
+  // Durable before write_file returns: rados and pfs writes are acknowledged once durable
+  // anyway; nfs sends its WRITEs unstable and then a COMMIT. Without it an nfs write returns
+  // once the server has acknowledged the data (in its memory).
+  bool fsync = true;
+};
+
+struct FileWrite {
+  uint64_t bytes = 0;
+  double latency_s = 0;  // the call to the last acknowledgement (commit included)
+  uint64_t requests = 0;
+};
+
 struct ClientStats {
   uint64_t files_read = 0;  // successful reads
   uint64_t bytes_read = 0;
@@ -86,6 +100,10 @@ struct ClientStats {
   uint64_t metadata_ops = 0;           // opens and closes sent
   uint64_t errors = 0;                 // failed file reads and closes
   std::vector<double> file_latency_s;  // per successful file read, in completion order
+  uint64_t files_written = 0;
+  uint64_t bytes_written = 0;
+  uint64_t write_requests = 0;
+  std::vector<double> write_latency_s;  // per successful file write, in completion order
 };
 
 class StorageClient {
@@ -100,6 +118,16 @@ class StorageClient {
   // pfs: closes the client's handle on the MDS (error if the client has none). Other designs
   // have no open state: OK.
   Status close_file(std::string_view path);
+  // Writes the whole file `path` of `size_bytes` (creating it), blocking until acknowledged:
+  //  - rados: one WriteRequest per object extent to the primary, with the group's other OSDs
+  //    (replicas) or every shard (erasure-coded pools), window_requests in flight.
+  //  - pfs: a create on the MDS, the stripe extents to the OSTs in RPCs of max_request_bytes
+  //    (window_requests in flight), then a close that records the size.
+  //  - nfs: WRITE RPCs of rsize_bytes, unstable, window_requests in flight, then a COMMIT
+  //    when options.fsync.
+  // Failures as for read_file.
+  Result<FileWrite> write_file(std::string_view path, uint64_t size_bytes,
+                               WriteOptions options = {});
 
   HostId host() const { return host_; }
   ClientStats stats() const;
@@ -110,11 +138,15 @@ class StorageClient {
   Endpoint& take_reply_endpoint();
   void return_reply_endpoint(Endpoint& ep);
   uint64_t next_request_id();
-  Result<uint64_t> metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep);
+  Result<uint64_t> metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
+                            int64_t size_bytes = -1);
   Result<uint64_t> pfs_open(std::string_view path, Endpoint& reply_ep);
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window,
                             Endpoint& reply_ep);
+  Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
+                                   bool durable, Endpoint& reply_ep);
+  size_t window_of() const;
 
   Env& env_;
   HostId host_;

@@ -53,7 +53,8 @@ Result<int32_t> primary_of(placement::Placement& placement, const std::string& o
 
 Result<std::vector<ObjectRead>> rados_reads(const layout::RbdLayout& layout,
                                             placement::Placement& placement, std::string_view file,
-                                            uint64_t offset_bytes, uint64_t length_bytes) {
+                                            uint64_t offset_bytes, uint64_t length_bytes,
+                                            bool with_group) {
   Result<std::vector<layout::ObjectExtent>> extents =
       layout.image_to_objects(offset_bytes, length_bytes);
   if (!extents.ok()) return extents.status();
@@ -64,8 +65,14 @@ Result<std::vector<ObjectRead>> rados_reads(const layout::RbdLayout& layout,
     std::string object = rados_object_name(file, e.object_no);
     Result<int32_t> osd = primary_of(placement, object, scratch);
     if (!osd.ok()) return osd.status();
-    reads.push_back(ObjectRead{osd_endpoint_name(*osd), std::move(object), e.object_offset_bytes,
-                               e.length_bytes});
+    reads.push_back(ObjectRead{
+        osd_endpoint_name(*osd), std::move(object), e.object_offset_bytes, e.length_bytes, {}});
+    if (with_group) {
+      for (int32_t d : scratch) {
+        reads.back().group.push_back(d == placement::kNoDevice ? std::string()
+                                                               : osd_endpoint_name(d));
+      }
+    }
   }
   return reads;
 }
@@ -112,8 +119,11 @@ Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout
     const std::string object = lustre_object_name(file, static_cast<uint32_t>(r.stripe));
     for (uint64_t done = 0; done < r.length; done += max_request_bytes) {
       pieces.push_back(
-          {r.file_offset + done, ObjectRead{endpoint, object, r.object_offset + done,
-                                            std::min(max_request_bytes, r.length - done)}});
+          {r.file_offset + done, ObjectRead{endpoint,
+                                            object,
+                                            r.object_offset + done,
+                                            std::min(max_request_bytes, r.length - done),
+                                            {}}});
     }
   }
   std::stable_sort(pieces.begin(), pieces.end(),
@@ -130,8 +140,11 @@ std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t heads, uint64_t
   const std::string endpoint = nfs_endpoint_name(nfs_head_of(file, heads));
   std::vector<ObjectRead> reads;
   for (uint64_t done = 0; done < length_bytes; done += rsize_bytes) {
-    reads.push_back(ObjectRead{endpoint, std::string(file), offset_bytes + done,
-                               std::min(rsize_bytes, length_bytes - done)});
+    reads.push_back(ObjectRead{endpoint,
+                               std::string(file),
+                               offset_bytes + done,
+                               std::min(rsize_bytes, length_bytes - done),
+                               {}});
   }
   return reads;
 }

@@ -43,18 +43,23 @@ std::string lustre_object_name(std::string_view file, uint32_t stripe_index);
 int32_t nfs_head_of(std::string_view file, int32_t heads);  // heads >= 1
 
 // One request: `length_bytes` at `offset_bytes` of `object` on the server at `endpoint`.
+// (Also one write: the same addressing.)
 struct ObjectRead {
   std::string endpoint;
   std::string object;
   uint64_t offset_bytes = 0;
   uint64_t length_bytes = 0;
+  // rados with `with_group`: the endpoints of every position of the object's group, primary
+  // first, "" for a position no device fills (erasure-coded pools keep positions).
+  std::vector<std::string> group;
 };
 
-// rados: one request per object extent of [offset, offset + length). not_found when the
-// placement has no device for an object's group.
+// rados: one request per object extent of [offset, offset + length), to the primary (the
+// first device of the group). not_found when the placement has no device for an object's group.
 Result<std::vector<ObjectRead>> rados_reads(const layout::RbdLayout& layout,
                                             placement::Placement& placement, std::string_view file,
-                                            uint64_t offset_bytes, uint64_t length_bytes);
+                                            uint64_t offset_bytes, uint64_t length_bytes,
+                                            bool with_group = false);
 // pfs: the stripe extents of the range, each cut into requests of <= max_request_bytes (> 0).
 Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout,
                                           std::string_view file, uint64_t offset_bytes,

@@ -73,13 +73,22 @@ MetadataReply MetadataService::handle(const MetadataRequest& request) {
         reply.size_bytes = file->second;
       }
       break;
+    case MetadataOp::kCreate:
+      ++stats_.opens;
+      if (file == file_sizes_.end()) file = file_sizes_.emplace(request.path, 0).first;
+      ++open_handles_[request.path];
+      reply.size_bytes = file->second;
+      break;
     case MetadataOp::kClose: {
       ++stats_.closes;
       auto open = open_handles_.find(request.path);
       if (open == open_handles_.end()) {
         fail(ReplyError::kInvalid, "close of " + request.path + ", which is not open");
-      } else if (--open->second == 0) {
-        open_handles_.erase(open);
+      } else {
+        if (--open->second == 0) open_handles_.erase(open);
+        if (request.size_bytes >= 0 && file != file_sizes_.end()) {
+          file->second = static_cast<uint64_t>(request.size_bytes);
+        }
       }
       break;
     }

@@ -1,5 +1,6 @@
 // MetadataService: a metadata server (Lustre MDS, a filer's namespace) answering
-// MetadataRequests (open, stat, close) for the files it knows, with their sizes.
+// MetadataRequests (open, create, stat, close — a close may set the size of a written file) for the
+// files it knows, with their sizes.
 //
 // Capacity model: parallel_ops operations are in service at once, each taking service_time_s
 // (Env::sleep_s: the time covers the server's CPU, journal and locking, not modelled apart),

@@ -30,8 +30,19 @@
 namespace granary::services {
 
 struct StoredObject {
-  uint64_t offset_bytes = 0;  // on the device
-  uint64_t size_bytes = 0;
+  uint64_t offset_bytes = 0;  // on the device (of the object's first byte)
+  uint64_t size_bytes = 0;    // bytes this device holds of the object
+  // The object's size as clients see it: size_bytes, except for a shard of an erasure-coded
+  // object, which holds 1/k of it (0 means size_bytes).
+  uint64_t logical_bytes = 0;
+
+  uint64_t client_bytes() const { return logical_bytes > 0 ? logical_bytes : size_bytes; }
+};
+
+// A range of a device.
+struct DeviceExtent {
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
 };
 
 struct ObjectStoreOptions {
@@ -45,6 +56,21 @@ class ObjectIndex {
   virtual ~ObjectIndex() = default;
   // not_found for an unknown name.
   virtual Result<StoredObject> find(std::string_view name) const = 0;
+};
+
+// An ObjectIndex that objects can be written to (written_store.h).
+class WritableObjectIndex : public ObjectIndex {
+ public:
+  // Records a write of [offset, offset + length) of `object` (created if absent, grown if the
+  // write goes past its end) and returns the device ranges the bytes go to, in object order.
+  // `logical_end_bytes` (0: offset + length) raises the object's client-visible size.
+  // io_error when the device is full.
+  virtual Result<std::vector<DeviceExtent>> write(std::string_view object, uint64_t offset,
+                                                  uint64_t length, uint64_t logical_end_bytes) = 0;
+  // The device ranges holding [offset, offset + length) of `object` (not_found for an unknown
+  // object, invalid_argument past its end).
+  virtual Result<std::vector<DeviceExtent>> map_range(std::string_view object, uint64_t offset,
+                                                      uint64_t length) const = 0;
 };
 
 class ObjectStore final : public ObjectIndex {

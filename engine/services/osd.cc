@@ -1,10 +1,72 @@
 #include "engine/services/osd.h"
 
+#include <algorithm>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <variant>
 
+#include "engine/redundancy/erasure.h"
+
 namespace granary::services {
+
+// ---- UnstableWrites
+
+void UnstableWrites::begin(const std::string& object) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++pending_[object];
+}
+
+void UnstableWrites::end(const std::string& object, const Status& status) {
+  std::vector<std::shared_ptr<Semaphore>> wake;
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    if (!status.ok() && failed_.find(object) == failed_.end()) failed_[object] = status;
+    auto it = pending_.find(object);
+    GRANARY_CHECK(it != pending_.end() && it->second > 0);
+    if (--it->second > 0) return;
+    pending_.erase(it);
+    auto w = waiters_.find(object);
+    if (w != waiters_.end()) {
+      wake = std::move(w->second);
+      waiters_.erase(w);
+    }
+  }
+  for (auto& s : wake) s->release();
+}
+
+Status UnstableWrites::wait_durable(const std::string& object) {
+  std::shared_ptr<Semaphore> sem;
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    if (pending_.find(object) != pending_.end()) {
+      sem = env_.make_semaphore(0);
+      waiters_[object].push_back(sem);
+    }
+  }
+  if (sem) sem->acquire();
+  std::lock_guard<EnvMutex> lock(mu_);
+  auto f = failed_.find(object);
+  if (f == failed_.end()) return Status();
+  Status s = f->second;
+  failed_.erase(f);
+  return s;
+}
+
+// ---- OsdService
+
+namespace {
+
+// A request among OSDs addressing one shard of an erasure-coded object.
+bool is_shard_op(const ErasureCoding& ec, const std::vector<std::string>& shards) {
+  return ec.k > 0 && shards.empty();
+}
+
+redundancy::ErasureProfile profile_of(const ErasureCoding& ec) {
+  return {ec.k, ec.m, ec.stripe_unit_bytes};
+}
+
+}  // namespace
 
 OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
                        OsdServiceOptions options)
@@ -14,21 +76,31 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
       store_(store),
       options_(std::move(options)),
       endpoint_(env.endpoint(host, options_.endpoint_name)),
-      mu_(env) {
+      mu_(env),
+      store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.worker_tasks >= 1);
-  GRANARY_CHECK(options_.cpu_s_per_op >= 0);
+  GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.ec_cpu_s_per_byte >= 0);
+}
+
+OsdService::OsdService(Env& env, HostId host, Device& device, WritableObjectIndex& store,
+                       OsdServiceOptions options)
+    : OsdService(env, host, device, static_cast<const ObjectIndex&>(store), std::move(options)) {
+  writable_ = &store;
 }
 
 void OsdService::start(TaskOptions task_options) {
   for (int i = 0; i < options_.worker_tasks; ++i) {
     env_.spawn(
-        host_, options_.endpoint_name + ".worker" + std::to_string(i), [this] { serve(); },
+        host_, options_.endpoint_name + ".worker" + std::to_string(i), [this, i] { serve(i); },
         task_options);
   }
 }
 
-void OsdService::serve() {
+void OsdService::serve(int worker) {
+  Endpoint& own =
+      env_.endpoint(host_, options_.endpoint_name + ".d" + std::to_string(device_.id()) + ".w" +
+                               std::to_string(worker));
   for (;;) {
     Result<Message> m = endpoint_.recv();
     if (!m.ok()) return;  // the host went down
@@ -36,45 +108,355 @@ void OsdService::serve() {
       env_.send(host_, options_.endpoint_name, Message{Shutdown{}, {}});  // for the next worker
       return;
     }
-    if (const auto* request = std::get_if<ReadRequest>(&m->body)) handle(*request);
+    if (const auto* r = std::get_if<ReadRequest>(&m->body)) {
+      handle_read(*r, own);
+    } else if (const auto* w = std::get_if<WriteRequest>(&m->body)) {
+      handle_write(*w, m->payload, own);
+    } else if (const auto* c = std::get_if<CommitRequest>(&m->body)) {
+      handle_commit(*c);
+    }
     // Other messages are not for an object service; they are dropped.
   }
 }
 
-void OsdService::handle(const ReadRequest& request) {
+void OsdService::count(uint64_t OsdStats::*field, uint64_t n) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  stats_.*field += n;
+}
+
+Result<StoredObject> OsdService::find(const std::string& object) {
+  std::lock_guard<EnvMutex> lock(*store_mu_);
+  return store_.find(object);
+}
+
+Result<std::vector<DeviceExtent>> OsdService::device_extents(const std::string& object,
+                                                             uint64_t offset, uint64_t length) {
+  std::lock_guard<EnvMutex> lock(*store_mu_);
+  if (writable_ != nullptr) return writable_->map_range(object, offset, length);
+  auto o = store_.find(object);
+  if (!o.ok()) return o.status();
+  return std::vector<DeviceExtent>{{o->offset_bytes + offset, length}};
+}
+
+Result<Payload> OsdService::read_local(const std::vector<DeviceExtent>& extents) {
+  uint64_t total = 0;
+  for (const auto& e : extents) {
+    auto p = device_.read(e.offset_bytes, e.length_bytes);
+    if (!p.ok()) return p.status();
+    total += e.length_bytes;
+  }
+  return Payload::of_size(total);
+}
+
+Status OsdService::write_local(const std::string& object, uint64_t offset, uint64_t length,
+                               uint64_t logical_end, const Payload& payload,
+                               std::vector<DeviceExtent>* deferred) {
+  Result<std::vector<DeviceExtent>> extents = Status::io_error("unset");
+  {
+    std::lock_guard<EnvMutex> lock(*store_mu_);
+    extents = writable_->write(object, offset, length, logical_end);
+  }
+  if (!extents.ok()) return extents.status();
+  count(&OsdStats::bytes_written, length);
+  if (options_.journal != nullptr) {
+    // Durable once in the journal; the data device is written behind it.
+    if (Status s = options_.journal->write(0, Payload::of_size(length)); !s.ok()) return s;
+    deferred->insert(deferred->end(), extents->begin(), extents->end());
+    return Status();
+  }
+  for (const auto& e : *extents) {
+    Payload piece = extents->size() == 1 ? payload : Payload::of_size(e.length_bytes);
+    if (Status s = device_.write(e.offset_bytes, piece); !s.ok()) return s;
+  }
+  return Status();
+}
+
+void OsdService::write_deferred(const std::vector<DeviceExtent>& deferred) {
+  for (const auto& e : deferred)
+    (void)device_.write(e.offset_bytes, Payload::of_size(e.length_bytes));
+}
+
+void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
   env_.compute_s(options_.cpu_s_per_op);
   ReadReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;
-  Result<StoredObject> object = store_.find(request.object);
-  if (!object.ok()) {
+  const bool gather = request.ec.k > 0 && !request.shards.empty();
+  const bool shard_op = is_shard_op(request.ec, request.shards);
+  auto fail = [&](ReplyError code, std::string error) {
     reply.ok = false;
-    reply.error_code = ReplyError::kNotFound;
-    reply.error = options_.endpoint_name + ": no object " + request.object;
-  } else if (request.offset > object->size_bytes ||
-             request.length > object->size_bytes - request.offset) {
-    reply.ok = false;
-    reply.error_code = ReplyError::kOutOfRange;
-    reply.error = options_.endpoint_name + ": read of " + std::to_string(request.length) +
-                  " bytes at " + std::to_string(request.offset) + " goes past the end of " +
-                  request.object + " (" + std::to_string(object->size_bytes) + " bytes)";
-  }
-  {
-    std::lock_guard<EnvMutex> lock(mu_);
-    ++stats_.requests;
-    if (reply.ok) {
-      stats_.bytes_sent += request.length;
-    } else {
+    reply.error_code = code;
+    reply.error = options_.endpoint_name + ": " + std::move(error);
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      ++stats_.requests;
       ++stats_.errors;
     }
-  }
-  if (!reply.ok) {
     env_.send(host_, request.reply_to, Message{std::move(reply), {}});
-    return;
+  };
+  Result<StoredObject> object = find(request.object);
+  if (!object.ok() && !(shard_op && object.status().code() == Status::Code::kNotFound)) {
+    return fail(ReplyError::kNotFound, "no object " + request.object);
+  }
+  const uint64_t size = !object.ok() ? 0 : gather ? object->client_bytes() : object->size_bytes;
+  if (!shard_op && (request.offset > size || request.length > size - request.offset)) {
+    return fail(ReplyError::kOutOfRange, "read of " + std::to_string(request.length) +
+                                             " bytes at " + std::to_string(request.offset) +
+                                             " goes past the end of " + request.object + " (" +
+                                             std::to_string(size) + " bytes)");
   }
   reply.length = request.length;
-  env_.send_from_device(device_, object->offset_bytes + request.offset, request.length,
-                        request.reply_to, Message{std::move(reply), {}});
+  if (!gather) {
+    // A shard holds zeros past what was written to it (every shard is as long as the
+    // longest).
+    const uint64_t have =
+        shard_op ? std::min(request.length, size > request.offset ? size - request.offset : 0)
+                 : request.length;
+    Result<std::vector<DeviceExtent>> extents = std::vector<DeviceExtent>{};
+    if (have > 0) extents = device_extents(request.object, request.offset, have);
+    if (!extents.ok()) return fail(ReplyError::kOutOfRange, extents.status().message());
+    count(&OsdStats::requests, 1);
+    count(&OsdStats::bytes_sent, request.length);
+    if (extents->size() == 1 && have == request.length) {
+      env_.send_from_device(device_, extents->front().offset_bytes, request.length,
+                            request.reply_to, Message{std::move(reply), {}});
+      return;
+    }
+    auto data = read_local(*extents);
+    if (!data.ok()) return fail(ReplyError::kNone, data.status().message());
+    env_.send(host_, request.reply_to, Message{std::move(reply), Payload::of_size(request.length)});
+    return;
+  }
+
+  // The primary of an erasure-coded object: gather (and rebuild) the range.
+  const auto profile = profile_of(request.ec);
+  std::vector<bool> available(request.shards.size());
+  for (size_t i = 0; i < available.size(); ++i) available[i] = !request.shards[i].empty();
+  auto plan = redundancy::plan_read(profile, request.offset, request.length, available);
+  if (!plan.ok()) return fail(ReplyError::kNone, plan.status().message());
+  std::set<uint64_t> waiting;
+  std::vector<redundancy::ShardExtent> local;
+  for (const auto& e : plan->reads) {
+    if (request.shards[e.shard] == options_.endpoint_name) {
+      local.push_back(e);
+      continue;
+    }
+    ReadRequest sub;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      sub.request_id = ++sub_request_id_;
+    }
+    sub.object = request.object;
+    sub.offset = e.offset_bytes;
+    sub.length = e.length_bytes;
+    sub.reply_to = own.name();
+    sub.sent_at_s = env_.now_s();
+    sub.ec = request.ec;
+    waiting.insert(sub.request_id);
+    env_.send(host_, request.shards[e.shard], Message{std::move(sub), {}});
+  }
+  std::string error;
+  for (const auto& e : local) {
+    const uint64_t have = std::min(e.length_bytes, object->size_bytes > e.offset_bytes
+                                                       ? object->size_bytes - e.offset_bytes
+                                                       : uint64_t{0});
+    if (have == 0) continue;
+    auto extents = device_extents(request.object, e.offset_bytes, have);
+    if (extents.ok()) {
+      if (auto data = read_local(*extents); !data.ok()) error = data.status().message();
+    } else {
+      error = extents.status().message();
+    }
+  }
+  while (!waiting.empty()) {
+    Result<Message> m = own.recv();
+    if (!m.ok()) return;  // the host went down
+    const auto* r = std::get_if<ReadReply>(&m->body);
+    if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
+    if (!r->ok && error.empty()) error = r->error;
+  }
+  if (!error.empty()) return fail(ReplyError::kNone, error);
+  if (plan->decode_bytes > 0) {
+    env_.compute_s(static_cast<double>(plan->decode_bytes) * options_.ec_cpu_s_per_byte);
+    count(&OsdStats::ec_reads_degraded, 1);
+  }
+  count(&OsdStats::requests, 1);
+  count(&OsdStats::bytes_sent, request.length);
+  env_.send(host_, request.reply_to, Message{std::move(reply), Payload::of_size(request.length)});
+}
+
+void OsdService::handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own) {
+  env_.compute_s(options_.cpu_s_per_op);
+  WriteReply reply;
+  reply.request_id = request.request_id;
+  reply.sent_at_s = request.sent_at_s;
+  auto answer = [&](const std::string& error, ReplyError code) {
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      ++stats_.writes;
+      if (!error.empty()) ++stats_.errors;
+    }
+    if (!error.empty()) {
+      reply.ok = false;
+      reply.error_code = code;
+      reply.error = options_.endpoint_name + ": " + error;
+    } else {
+      reply.length = request.length;
+    }
+    env_.send(host_, request.reply_to, Message{std::move(reply), {}});
+  };
+  if (writable_ == nullptr) return answer("read-only: no writes accepted", ReplyError::kInvalid);
+  if (payload.size_bytes != request.length) {
+    return answer("write of " + std::to_string(request.length) + " bytes carries " +
+                      std::to_string(payload.size_bytes),
+                  ReplyError::kInvalid);
+  }
+  const uint64_t logical_end = std::max(request.logical_end_bytes, request.offset + request.length);
+
+  // Sends a sub-write to `to` and remembers its id.
+  std::set<uint64_t> waiting;
+  auto forward = [&](const std::string& to, uint64_t offset, uint64_t length, bool shard) {
+    WriteRequest sub;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      sub.request_id = ++sub_request_id_;
+      stats_.bytes_forwarded += length;
+    }
+    sub.object = request.object;
+    sub.offset = offset;
+    sub.length = length;
+    sub.reply_to = own.name();
+    sub.sent_at_s = env_.now_s();
+    sub.logical_end_bytes = logical_end;
+    sub.durable = request.durable;
+    if (shard) sub.ec = request.ec;
+    waiting.insert(sub.request_id);
+    env_.send(host_, to, Message{std::move(sub), Payload::of_size(length)});
+  };
+  auto collect = [&](std::string& error) {
+    while (!waiting.empty()) {
+      Result<Message> m = own.recv();
+      if (!m.ok()) {
+        error = "host down";
+        return false;
+      }
+      const auto* r = std::get_if<WriteReply>(&m->body);
+      if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
+      if (!r->ok && error.empty()) error = r->error;
+    }
+    return true;
+  };
+
+  std::string error;
+  if (request.ec.k > 0 && !request.shards.empty()) {
+    // Erasure-coded primary: read what partial stripes need, encode, distribute.
+    const auto profile = profile_of(request.ec);
+    uint64_t before = 0;
+    if (auto o = find(request.object); o.ok()) before = o->client_bytes();
+    const auto plan = redundancy::plan_write(profile, before, request.offset, request.length);
+    std::set<uint64_t> reads;
+    for (const auto& e : plan.reads) {
+      int shard = e.shard;
+      if (request.shards[shard].empty()) {
+        // The shard is missing: its old data is rebuilt from a coding shard.
+        for (int c = profile.k; c < profile.shards(); ++c) {
+          if (!request.shards[c].empty()) {
+            shard = c;
+            break;
+          }
+        }
+        if (request.shards[shard].empty()) continue;
+        env_.compute_s(static_cast<double>(e.length_bytes) * options_.ec_cpu_s_per_byte);
+      }
+      if (request.shards[shard] == options_.endpoint_name) {
+        auto extents = device_extents(request.object, e.offset_bytes, e.length_bytes);
+        if (extents.ok()) (void)read_local(*extents);
+        continue;
+      }
+      ReadRequest sub;
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        sub.request_id = ++sub_request_id_;
+      }
+      sub.object = request.object;
+      sub.offset = e.offset_bytes;
+      sub.length = e.length_bytes;
+      sub.reply_to = own.name();
+      sub.sent_at_s = env_.now_s();
+      sub.ec = request.ec;
+      reads.insert(sub.request_id);
+      env_.send(host_, request.shards[shard], Message{std::move(sub), {}});
+    }
+    while (!reads.empty()) {
+      Result<Message> m = own.recv();
+      if (!m.ok()) return;
+      const auto* r = std::get_if<ReadReply>(&m->body);
+      if (r == nullptr || reads.erase(r->request_id) == 0) continue;
+      if (!r->ok && error.empty()) error = r->error;
+    }
+    if (!error.empty()) return answer(error, ReplyError::kNone);
+    env_.compute_s(static_cast<double>(plan.encode_bytes) * options_.ec_cpu_s_per_byte);
+    std::vector<redundancy::ShardExtent> own_writes;
+    for (const auto& e : plan.writes) {
+      const std::string& to = request.shards[e.shard];
+      if (to.empty()) continue;  // a missing shard: the write is degraded
+      if (to == options_.endpoint_name) {
+        own_writes.push_back(e);
+      } else {
+        forward(to, e.offset_bytes, e.length_bytes, /*shard=*/true);
+      }
+    }
+    std::vector<DeviceExtent> deferred;
+    for (const auto& e : own_writes) {
+      Status s = write_local(request.object, e.offset_bytes, e.length_bytes, logical_end,
+                             Payload::of_size(e.length_bytes), &deferred);
+      if (!s.ok() && error.empty()) error = s.message();
+    }
+    if (!collect(error)) return;
+    answer(error, ReplyError::kNone);
+    write_deferred(deferred);
+    return;
+  }
+
+  // Replicated primary (or a leaf with no replicas).
+  for (const auto& to : request.replicas) forward(to, request.offset, request.length, false);
+  const bool unstable = !request.durable && options_.unstable != nullptr;
+  if (unstable) {
+    // NFS UNSTABLE: acknowledged from memory and written behind by a task of its own (the
+    // worker is free for the next RPC, as nfsd threads are); COMMIT waits for it.
+    options_.unstable->begin(request.object);
+    answer("", ReplyError::kNone);
+    env_.spawn(host_, options_.endpoint_name + ".writeback", [this, request, payload, logical_end] {
+      std::vector<DeviceExtent> deferred;
+      Status s = write_local(request.object, request.offset, request.length, logical_end, payload,
+                             &deferred);
+      write_deferred(deferred);
+      options_.unstable->end(request.object, s);  // a failure fails the COMMIT
+    });
+    return;
+  }
+  std::vector<DeviceExtent> deferred;
+  Status s =
+      write_local(request.object, request.offset, request.length, logical_end, payload, &deferred);
+  if (!s.ok()) error = s.message();
+  if (!collect(error)) return;
+  answer(error, ReplyError::kNone);
+  write_deferred(deferred);
+}
+
+void OsdService::handle_commit(const CommitRequest& request) {
+  env_.compute_s(options_.cpu_s_per_op);
+  WriteReply reply;
+  reply.request_id = request.request_id;
+  reply.sent_at_s = request.sent_at_s;
+  if (options_.unstable != nullptr) {
+    if (Status s = options_.unstable->wait_durable(request.object); !s.ok()) {
+      reply.ok = false;
+      reply.error_code = ReplyError::kNone;
+      reply.error = options_.endpoint_name + ": commit of " + request.object + ": " + s.message();
+    }
+  }
+  env_.send(host_, request.reply_to, Message{std::move(reply), {}});
 }
 
 OsdStats OsdService::stats() const {

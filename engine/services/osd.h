@@ -1,28 +1,41 @@
-// OsdService: a storage server's object service for one device. It serves ReadRequests on
-// its endpoint: looks the object up in the device's ObjectIndex (an ObjectStore, or a
-// DatasetObjectIndex), charges the protocol's server CPU per request (Env::compute_s, shared with
-// the host's other work), then answers with Env::send_from_device, streaming the extent from the
-// drive to the client's reply endpoint. A request for an unknown object, or a range past the
-// object's end, gets a ReadReply with ok = false and an error code (messages.h). A Shutdown stops
-// it.
+// OsdService: a storage server's object service for one device. It serves, on its endpoint:
+//  - ReadRequest: looks the object up in the device's ObjectIndex (an ObjectStore, a
+//    DatasetObjectIndex, or a WrittenObjectStore over one), charges the protocol's server CPU
+//    per request (Env::compute_s, shared with the host's other work), then streams the extent
+//    from the drive to the client (Env::send_from_device). For an erasure-coded object
+//    (request.ec.k > 0) it is the primary: it gathers the data chunks from the shard OSDs (its
+//    own from its device), rebuilding from any k shards when some are missing (erasure.h;
+//    decode CPU per byte), and replies with the whole range.
+//  - WriteRequest (messages.h for the protocol): a leaf write (a replica, a shard, an OST, an
+//    NFS export) records the extent in the WritableObjectIndex and writes the device — the
+//    journal device first when there is one (the write is durable there; the data device is
+//    written after the reply). A primary also forwards to the replicas, or plans, reads,
+//    encodes and distributes the stripes of an erasure-coded write, and replies when every
+//    copy or shard is durable. An unstable (NFS) write is acknowledged before the device write
+//    and tracked in an UnstableWrites until a CommitRequest finds it done.
+// A request for an unknown object, a range past the object's end, or a write to a read-only
+// service gets a reply with ok = false and an error code (messages.h). A Shutdown stops it.
 //
 // The same service plays the Ceph OSD ("osd.<id>"), the Lustre OST ("ost.<index>") and the
 // NFS head's export ("nfs.<head>"): only the endpoint name and the object names differ
 // (file_mapping.h).
 //
 // Concurrency: worker_tasks tasks receive from the one endpoint, so up to that many requests
-// are in their CPU phase at once; the device serialises or shares the reads as the Env models
-// it. A worker that receives Shutdown passes it on to its endpoint (so every worker sees one)
-// and stops; the service stops for good (a Shutdown stays queued for any later worker).
-// Requests still queued behind the Shutdown are served by the workers that have not stopped
-// yet; requests arriving later are not answered.
+// are in progress at once (a primary's worker waits for its replicas or shards on its own
+// endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
+// models it. A worker that receives Shutdown passes it on to its endpoint (so every worker
+// sees one) and stops.
 //
-// Thread-safety: the service's tasks share only the counters, guarded by an EnvMutex; stats()
-// may be called from any task or after the run. The ObjectIndex and Device must outlive it.
+// Thread-safety: the service's tasks share the counters (guarded by an EnvMutex) and the
+// writable index (guarded by options.store_mutex, or the service's own mutex); stats() may be
+// called from any task or after the run. The index, devices and UnstableWrites must outlive it.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/env.h"
 #include "engine/services/env_mutex.h"
@@ -30,22 +43,55 @@
 
 namespace granary::services {
 
+// The unstable (NFS) writes a server holds, per object, shared by the services of one server.
+// Thread-safe.
+class UnstableWrites {
+ public:
+  explicit UnstableWrites(Env& env) : env_(env), mu_(env) {}
+  void begin(const std::string& object);
+  // A write done; a failed one fails the next wait_durable() of the object.
+  void end(const std::string& object, const Status& status);
+  // Blocks until `object` has no unstable write in progress; the first failure since the
+  // last wait, if any.
+  Status wait_durable(const std::string& object);
+
+ private:
+  Env& env_;
+  EnvMutex mu_;
+  std::map<std::string, int, std::less<>> pending_;
+  std::map<std::string, Status, std::less<>> failed_;
+  std::map<std::string, std::vector<std::shared_ptr<Semaphore>>, std::less<>> waiters_;
+};
+
 struct OsdServiceOptions {
   std::string endpoint_name;  // e.g. osd_endpoint_name(3); required
   double cpu_s_per_op = 0;    // server CPU per request (a protocol's server_cpu_us_per_op)
   int worker_tasks = 4;       // >= 1
+  // Erasure coding CPU per byte fed to the encoder or rebuilt by the decoder (ISA-L
+  // Reed-Solomon runs at several GB/s per core).
+  double ec_cpu_s_per_byte = 0;
+  Device* journal = nullptr;           // write-ahead journal device (null: none)
+  UnstableWrites* unstable = nullptr;  // NFS: required for unstable writes and commits
+  EnvMutex* store_mutex = nullptr;     // when several services share one writable index
 };
 
 struct OsdStats {
-  uint64_t requests = 0;    // ReadRequests answered (ok or not)
-  uint64_t errors = 0;      // answered with ok = false
-  uint64_t bytes_sent = 0;  // payload bytes of successful replies
+  uint64_t requests = 0;           // ReadRequests answered (ok or not), primaries' gathers included
+  uint64_t errors = 0;             // requests answered with ok = false
+  uint64_t bytes_sent = 0;         // payload bytes of successful read replies
+  uint64_t writes = 0;             // WriteRequests answered (ok or not)
+  uint64_t bytes_written = 0;      // bytes this service wrote to its data device
+  uint64_t bytes_forwarded = 0;    // bytes a primary sent to replicas or shards
+  uint64_t ec_reads_degraded = 0;  // erasure-coded reads that had to decode
 };
 
 class OsdService {
  public:
-  // Creates the endpoint on `host`. The device should be on `host`.
+  // A read-only service (writes are answered with an error).
   OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
+             OsdServiceOptions options);
+  // A service that also takes writes into `store`.
+  OsdService(Env& env, HostId host, Device& device, WritableObjectIndex& store,
              OsdServiceOptions options);
   OsdService(const OsdService&) = delete;
   OsdService& operator=(const OsdService&) = delete;
@@ -54,23 +100,42 @@ class OsdService {
   // a run ends when the clients are done.
   void start(TaskOptions task_options = TaskOptions{.daemon = true});
   // One worker loop on the calling task (which must be on the host); returns after a Shutdown
-  // (or when the endpoint fails).
-  void serve();
+  // (or when the endpoint fails). `worker` numbers the task's own endpoint.
+  void serve(int worker = 0);
 
   const std::string& endpoint_name() const { return options_.endpoint_name; }
   OsdStats stats() const;
 
  private:
-  void handle(const ReadRequest& request);
+  void handle_read(const ReadRequest& request, Endpoint& own);
+  void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
+  void handle_commit(const CommitRequest& request);
+  // The device ranges of [offset, offset + length) of `object`.
+  Result<std::vector<DeviceExtent>> device_extents(const std::string& object, uint64_t offset,
+                                                   uint64_t length);
+  Result<StoredObject> find(const std::string& object);
+  // Reads the ranges from the device; the payload of their total size.
+  Result<Payload> read_local(const std::vector<DeviceExtent>& extents);
+  // Writes `length` bytes of `object` at `offset` to this device, durably: to the data device,
+  // or to the journal when there is one, adding the data device's ranges to `deferred` for
+  // write_deferred() after the reply.
+  Status write_local(const std::string& object, uint64_t offset, uint64_t length,
+                     uint64_t logical_end, const Payload& payload,
+                     std::vector<DeviceExtent>* deferred);
+  void write_deferred(const std::vector<DeviceExtent>& deferred);
+  void count(uint64_t OsdStats::*field, uint64_t n);
 
   Env& env_;
   HostId host_;
   Device& device_;
   const ObjectIndex& store_;
+  WritableObjectIndex* writable_ = nullptr;
   OsdServiceOptions options_;
   Endpoint& endpoint_;
   mutable EnvMutex mu_;
-  OsdStats stats_;  // guarded by mu_
+  EnvMutex* store_mu_;           // guards writable_
+  OsdStats stats_;               // guarded by mu_
+  uint64_t sub_request_id_ = 0;  // guarded by mu_
 };
 
 }  // namespace granary::services

@@ -17,6 +17,7 @@
 #include "engine/services/mds.h"
 #include "engine/services/object_store.h"
 #include "engine/services/osd.h"
+#include "engine/services/written_store.h"
 #include "engine/testing/memory_env.h"
 
 namespace granary::services::test {
@@ -101,6 +102,22 @@ struct World {
       osds.back()->start(task_options);
     }
   }
+  // As start_object_services, but every service also takes writes, into a WrittenObjectStore
+  // over the device's ObjectStore.
+  template <typename NameOf>
+  void start_writable_services(NameOf name_of, OsdServiceOptions base = {}) {
+    for (int d = 0; d < device_count(); ++d) {
+      Device& dev = env.device(d);
+      written.push_back(
+          std::make_unique<WrittenObjectStore>(hw.device_capacity_bytes, &stores.at(d)));
+      OsdServiceOptions o = base;
+      o.endpoint_name = name_of(d);
+      o.cpu_s_per_op = hw.server_cpu_s_per_op;
+      o.worker_tasks = hw.osd_workers;
+      osds.push_back(std::make_unique<OsdService>(env, dev.host(), dev, *written.back(), o));
+      osds.back()->start();
+    }
+  }
   void start_osds(TaskOptions task_options = {.daemon = true}) {
     start_object_services([](int d) { return osd_endpoint_name(d); }, task_options);
   }
@@ -116,6 +133,7 @@ struct World {
   std::vector<HostId> servers;
   HostId client_host = 0;
   ObjectStores stores;
+  std::vector<std::unique_ptr<WrittenObjectStore>> written;
   std::vector<std::unique_ptr<OsdService>> osds;
 };
 

@@ -1,0 +1,218 @@
+// Write paths: primary-copy replication, erasure coding (full and degraded reads), NFS
+// write-back with COMMIT, Lustre-style create/write/close, and the write-ahead journal.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "engine/services/mds.h"
+#include "tests/engine/services/service_world.h"
+
+namespace granary::services {
+namespace {
+
+using test::kMiB;
+
+// A placement that reports one device as gone (kNoDevice in its position), as an
+// erasure-coded pool does while an OSD is down.
+class MaskedPlacement final : public placement::Placement {
+ public:
+  MaskedPlacement(placement::Placement& inner, int32_t gone) : inner_(inner), gone_(gone) {}
+  std::string describe() const override { return inner_.describe(); }
+  uint32_t num_groups() const override { return inner_.num_groups(); }
+  uint32_t group_of(std::string_view name) const override { return inner_.group_of(name); }
+  void devices_of(uint32_t group, std::vector<int32_t>& out) override {
+    inner_.devices_of(group, out);
+    for (int32_t& d : out) {
+      if (d == gone_) d = placement::kNoDevice;
+    }
+  }
+  int replicas() const override { return inner_.replicas(); }
+  int32_t device_id_bound() const override { return inner_.device_id_bound(); }
+  std::vector<double> target_shares() const override { return inner_.target_shares(); }
+  int64_t failure_domain(int32_t d) const override { return inner_.failure_domain(d); }
+
+ private:
+  placement::Placement& inner_;
+  int32_t gone_;
+};
+
+uint64_t sum(const test::World& w, uint64_t OsdStats::*field) {
+  uint64_t n = 0;
+  for (const auto& o : w.osds) n += o->stats().*field;
+  return n;
+}
+
+TEST(WritePath, ReplicationWritesEveryCopyBeforeTheAck) {
+  test::World w(1, {.servers = 3, .device_bytes_per_s = 1e9, .client_nic_bytes_per_s = 10e9});
+  placement::Ring ring = test::make_ring(3, 3);
+  w.start_writable_services([](int d) { return osd_endpoint_name(d); });
+  StorageClient client(w.env, w.client_host,
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                       {.name = "c"});
+  Result<FileWrite> written = Status::io_error("not run");
+  Result<FileRead> read = Status::io_error("not run");
+  w.env.spawn(w.client_host, "writer", [&] {
+    written = client.write_file("ckpt/rank0", 8 * kMiB);
+    read = client.read_file("ckpt/rank0", 8 * kMiB);
+  });
+  w.env.run();
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  EXPECT_EQ(written->bytes, 8 * kMiB);
+  EXPECT_EQ(written->requests, 2u);  // two 4 MiB objects
+  // Write amplification of 3 replicas: every byte on three drives, twice over the network
+  // from the primaries.
+  EXPECT_EQ(sum(w, &OsdStats::bytes_written), 3 * 8 * kMiB);
+  EXPECT_EQ(sum(w, &OsdStats::bytes_forwarded), 2 * 8 * kMiB);
+  // The ack waits for the replicas: at least client -> primary, primary -> replica, and a
+  // 4 MiB drive write at 1 GB/s.
+  EXPECT_GT(written->latency_s, 4.0 * kMiB / 1e9);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(read->bytes, 8 * kMiB);
+}
+
+TEST(WritePath, ErasureCodingStoresKPlusMOverKAndReadsDegraded) {
+  test::World w(1, {.servers = 6});
+  placement::Ring ring = test::make_ring(6, 6);
+  w.start_writable_services([](int d) { return osd_endpoint_name(d); },
+                            [] {
+                              OsdServiceOptions o;
+                              o.ec_cpu_s_per_byte = 1e-10;
+                              return o;
+                            }());
+  const ErasureCoding ec{4, 2, 4096};
+  StorageClient client(w.env, w.client_host,
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec},
+                       {.name = "c"});
+  // The same pool with osd.3 down.
+  MaskedPlacement degraded_placement(ring, 3);
+  StorageClient degraded(
+      w.env, w.client_host,
+      RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec}, {.name = "d"});
+  Result<FileWrite> written = Status::io_error("not run");
+  Result<FileRead> read = Status::io_error("not run"), read_degraded = Status::io_error("not run");
+  uint64_t decoded_healthy = 0;
+  w.env.spawn(w.client_host, "writer", [&] {
+    written = client.write_file("ckpt/rank0", 16 * kMiB);
+    read = client.read_file("ckpt/rank0", 16 * kMiB);
+    decoded_healthy = sum(w, &OsdStats::ec_reads_degraded);
+    read_degraded = degraded.read_file("ckpt/rank0", 16 * kMiB);
+  });
+  w.env.run();
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  EXPECT_EQ(sum(w, &OsdStats::bytes_written), 16 * kMiB / 4 * 6);  // 1.5x on the drives
+  // The primaries send the other 5 of every 6 chunks.
+  EXPECT_EQ(sum(w, &OsdStats::bytes_forwarded), 16 * kMiB / 4 * 5);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(read->bytes, 16 * kMiB);
+  EXPECT_EQ(decoded_healthy, 0u);
+  ASSERT_TRUE(read_degraded.ok()) << read_degraded.status().to_string();
+  EXPECT_EQ(read_degraded->bytes, 16 * kMiB);
+  // Every object has osd.3 among its 6 shards (there are 6 devices); the reads of the objects
+  // where it held a data chunk had to decode.
+  EXPECT_GT(sum(w, &OsdStats::ec_reads_degraded), 0u);
+}
+
+TEST(WritePath, NfsCommitWaitsForTheDrive) {
+  // A fast network in front of a slow drive: unstable WRITEs are acknowledged from the
+  // server's memory, the COMMIT only once the drive has the data.
+  test::World w(1, {.servers = 1,
+                    .server_nic_bytes_per_s = 10e9,
+                    .device_bytes_per_s = 0.5e9,
+                    .client_nic_bytes_per_s = 10e9,
+                    .osd_workers = 8});
+  UnstableWrites unstable(w.env);
+  w.start_writable_services([](int d) { return nfs_endpoint_name(d); },
+                            [&] {
+                              OsdServiceOptions o;
+                              o.unstable = &unstable;
+                              return o;
+                            }());
+  StorageClient client(w.env, w.client_host, NfsBackend{1, kMiB, 16}, {.name = "c"});
+  Result<FileWrite> with_commit = Status::io_error("not run"),
+                    without = Status::io_error("not run");
+  Result<FileRead> read = Status::io_error("not run");
+  w.env.spawn(w.client_host, "writer", [&] {
+    without = client.write_file("a", 64 * kMiB, {.fsync = false});
+    w.env.sleep_s(1.0);  // let the drive drain
+    with_commit = client.write_file("b", 64 * kMiB, {.fsync = true});
+    read = client.read_file("b", 64 * kMiB);
+  });
+  w.env.run();
+  ASSERT_TRUE(with_commit.ok()) << with_commit.status().to_string();
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  const double drive_s = 64.0 * kMiB / 0.5e9;  // 0.134 s
+  EXPECT_GE(with_commit->latency_s, drive_s);
+  EXPECT_LT(without->latency_s, drive_s * 0.5);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+}
+
+TEST(WritePath, PfsCreatesWritesAndClosesWithTheSize) {
+  test::World w(1, {.servers = 4});
+  w.start_writable_services([](int d) { return ost_endpoint_name(static_cast<uint32_t>(d)); });
+  const HostId mds_host = w.env.add_host("mds", 8, 25e9, 5e-6);
+  MetadataService mds(w.env, mds_host, {},
+                      {.endpoint_name = "mds.0", .parallel_ops = 2, .service_time_s = 50e-6});
+  mds.start();
+  PfsLayouts layouts;
+  layouts.emplace("ckpt/rank0", layout::LustreFileLayout::create(kMiB, {0, 1, 2, 3}).value());
+  StorageClient client(w.env, w.client_host,
+                       PfsBackend{.layouts = &layouts, .max_request_bytes = 4 * kMiB},
+                       {.name = "c"});
+  Result<FileWrite> written = Status::io_error("not run");
+  Result<FileRead> read = Status::io_error("not run");
+  w.env.spawn(w.client_host, "writer", [&] {
+    written = client.write_file("ckpt/rank0", 10 * kMiB);
+    read = client.read_file("ckpt/rank0", 10 * kMiB);  // the MDS must report 10 MiB
+  });
+  w.env.run();
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(sum(w, &OsdStats::bytes_written), 10 * kMiB);  // no replication in the OSTs
+  EXPECT_EQ(mds.stats().opens, 2u);                        // the create and the read's open
+}
+
+TEST(WritePath, JournalAcknowledgesBeforeTheDataDrive) {
+  auto latency = [](bool journal) {
+    test::World w(1, {.servers = 1, .device_bytes_per_s = 0.2e9});
+    // A fast journal device on the same server.
+    const DeviceId wal = w.env.add_device(w.servers[0], 1ull << 40, 4e9, 10e-6);
+    w.start_writable_services([](int d) { return osd_endpoint_name(d); },
+                              [&] {
+                                OsdServiceOptions o;
+                                o.journal = journal ? &w.env.device(wal) : nullptr;
+                                return o;
+                              }());
+    placement::Ring ring = test::make_ring(1, 1);
+    StorageClient client(w.env, w.client_host,
+                         RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                         {.name = "c"});
+    double l = 0;
+    w.env.spawn(w.client_host, "writer", [&] {
+      auto r = client.write_file("f", 4 * kMiB);
+      EXPECT_TRUE(r.ok());
+      l = r.ok() ? r->latency_s : 0;
+    });
+    w.env.run();
+    return l;
+  };
+  const double direct = latency(false), journalled = latency(true);
+  EXPECT_GT(direct, 4.0 * kMiB / 0.2e9);
+  EXPECT_LT(journalled, direct / 5);
+}
+
+TEST(WritePath, ReadOnlyServicesRefuseWrites) {
+  test::World w(1, {.servers = 1});
+  w.start_osds();
+  placement::Ring ring = test::make_ring(1, 1);
+  StorageClient client(w.env, w.client_host,
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                       {.name = "c"});
+  Result<FileWrite> r = Status::io_error("not run");
+  w.env.spawn(w.client_host, "writer", [&] { r = client.write_file("f", kMiB); });
+  w.env.run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("read-only"), std::string::npos) << r.status().to_string();
+}
+
+}  // namespace
+}  // namespace granary::services
