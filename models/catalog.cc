@@ -290,6 +290,32 @@ const std::vector<TrainingWorkload>& mlperf_workloads() {
   return kWorkloads;
 }
 
+const std::vector<CheckpointWorkload>& mlperf_checkpoints() {
+  // MLPerf Storage v2.0 checkpointing (mlcommons/storage, llama3 configs): fp16 model, fp32
+  // optimizer state; TP x PP x DP; the closed division's GPU counts.
+  auto c = [](const char* name, double model, double optimizer, int tp, int pp, int dp) {
+    CheckpointWorkload w;
+    w.name = name;
+    w.model_gb = model;
+    w.optimizer_gb = optimizer;
+    w.tensor_parallel = tp;
+    w.pipeline_parallel = pp;
+    w.data_parallel = dp;
+    return w;
+  };
+  static const std::vector<CheckpointWorkload> kCheckpoints = {
+      c("llama3-8b", 15, 90, 1, 1, 8),          // 105 GB on 8 GPUs
+      c("llama3-70b", 130, 781, 8, 1, 8),       // 912 GB on 64 GPUs
+      c("llama3-405b", 755, 4533, 8, 32, 2),    // 5.29 TB on 512 GPUs
+      c("llama3-1t", 2571, 15426, 8, 64, 2),    // 18 TB on 1024 GPUs
+  };
+  return kCheckpoints;
+}
+
+Result<CheckpointWorkload> mlperf_checkpoint(std::string_view name) {
+  return find(mlperf_checkpoints(), name, "MLPerf Storage checkpoint workload");
+}
+
 std::vector<std::string> drive_profile_names() {
   return names_of(drive_profiles());
 }

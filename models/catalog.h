@@ -37,6 +37,9 @@ Result<NicProfile> nic_profile(std::string_view name);
 Result<ProtocolProfile> protocol_profile(std::string_view name);
 Result<AcceleratorProfile> accelerator_profile(std::string_view name);
 Result<TrainingWorkload> mlperf_workload(std::string_view name);
+// MLPerf Storage v2.0 checkpointing presets: llama3-8b, llama3-70b, llama3-405b, llama3-1t.
+const std::vector<CheckpointWorkload>& mlperf_checkpoints();
+Result<CheckpointWorkload> mlperf_checkpoint(std::string_view name);
 
 // The protocols that carry a storage design, the default first: rados runs over Ceph's
 // messenger (rdma, tcp), pfs over Lustre's LNet (lnet-rdma, lnet-tcp), nfs over NFS

@@ -70,4 +70,19 @@ struct TrainingWorkload {
   std::string file_format;    // npz, tfrecord, ... (informational)
 };
 
+// An MLPerf Storage checkpoint workload (llama3): every rank writes its part of the model and
+// optimizer state at once, with fsync, then (on restart) reads it back.
+struct CheckpointWorkload {
+  std::string name;
+  double model_gb = 0;      // fp16 model weights, 10^9 bytes
+  double optimizer_gb = 0;  // fp32 optimizer state
+  int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
+  int checkpoints = 1;     // checkpoints written (one after the other), then read back
+  bool read_back = true;   // read every checkpoint back after writing (a restart)
+  bool fsync = true;       // each rank's writes are durable before its checkpoint counts done
+
+  int ranks() const { return tensor_parallel * pipeline_parallel * data_parallel; }
+  double total_gb() const { return model_gb + optimizer_gb; }
+};
+
 }  // namespace granary::models

@@ -101,9 +101,13 @@ struct StorageSpec {
 
 // ---- workloads
 
+enum class WorkloadKind { kTrainingRead, kCheckpoint };
+
 struct WorkloadSpec {
   std::string name;
-  TrainingWorkload training;  // the only kind in format 1 ("training_read")
+  WorkloadKind kind = WorkloadKind::kTrainingRead;
+  TrainingWorkload training;      // kind training_read
+  CheckpointWorkload checkpoint;  // kind checkpoint
 };
 
 // ---- simulation

@@ -793,7 +793,6 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
   }
   w.name = o.string("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
   if (preset.empty()) t.name = w.name;
-  o.choice<int>("type", {{"training_read", 0}}, 0);
   const bool have_preset = !preset.empty();
   if (o.has("sample_size_mib") || !have_preset) {
     // Given keys replace the preset's; without a preset the mean is required.
@@ -829,7 +828,57 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
   return w;
 }
 
-std::vector<WorkloadSpec> parse_workloads(const Obj& root, const AcceleratorProfile& accelerator) {
+// Keys of one workload kind that the other does not take.
+const std::vector<std::string_view> kTrainingKeys = {
+    "sample_size_mib", "samples_per_file", "files",        "batch_size",
+    "read_threads",    "prefetch_batches", "compute_s_per_step", "epochs",
+    "au_threshold",    "file_format"};
+const std::vector<std::string_view> kCheckpointKeys = {
+    "model_gb",      "optimizer_gb", "tensor_parallel", "pipeline_parallel",
+    "data_parallel", "checkpoints",  "read_back",       "fsync"};
+
+WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
+  WorkloadSpec w;
+  w.kind = WorkloadKind::kCheckpoint;
+  CheckpointWorkload c;
+  std::string preset;
+  if (o.has("mlperf")) {
+    c = resolve<CheckpointWorkload>(o, "mlperf", &mlperf_checkpoint);
+    preset = c.name;
+  }
+  w.name = o.string("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+  if (preset.empty()) c.name = w.name;
+  const bool have_preset = !preset.empty();
+  auto need = [&](double v) { return have_preset ? std::optional<double>(v) : std::nullopt; };
+  c.model_gb = o.number("model_gb", kNonNegative, need(c.model_gb));
+  c.optimizer_gb = o.number("optimizer_gb", kNonNegative, need(c.optimizer_gb));
+  if (c.total_gb() <= 0) o.fail("model_gb", "expected model_gb + optimizer_gb > 0, found 0");
+  c.tensor_parallel = o.int32("tensor_parallel", {1, 1000000}, c.tensor_parallel);
+  c.pipeline_parallel = o.int32("pipeline_parallel", {1, 1000000}, c.pipeline_parallel);
+  c.data_parallel = o.int32("data_parallel", {1, 1000000}, c.data_parallel);
+  const int64_t accelerators =
+      int64_t{cluster.clients.count} * cluster.clients.accelerators_per_node;
+  if (c.ranks() > accelerators) {
+    o.fail("data_parallel", "expected tensor_parallel x pipeline_parallel x data_parallel <= " +
+                                std::to_string(accelerators) +
+                                " accelerators (one rank each), found " +
+                                std::to_string(c.tensor_parallel) + " x " +
+                                std::to_string(c.pipeline_parallel) + " x " +
+                                std::to_string(c.data_parallel) + " = " +
+                                std::to_string(c.ranks()));
+  }
+  c.checkpoints = o.int32("checkpoints", {1, 1000}, c.checkpoints);
+  c.read_back = o.boolean("read_back", c.read_back);
+  c.fsync = o.boolean("fsync", c.fsync);
+  for (std::string_view k : kTrainingKeys) {
+    if (o.has(k)) o.fail(k, "applies to training_read workloads, not to a checkpoint workload");
+  }
+  w.checkpoint = c;
+  return w;
+}
+
+std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cluster) {
+  const AcceleratorProfile& accelerator = cluster.clients.accelerator;
   const json* arr = root.find("workloads");
   if (!arr || !arr->is_array() || arr->empty()) {
     root.expected("workloads", "an array of at least one workload");
@@ -838,11 +887,23 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const AcceleratorProf
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < arr->size(); ++i) {
     const std::string path = root.path_of("workloads") + "[" + std::to_string(i) + "]";
-    const Obj o(root.ctx(), (*arr)[i], path,
-                {"name", "type", "mlperf", "sample_size_mib", "samples_per_file", "files",
-                 "batch_size", "read_threads", "prefetch_batches", "compute_s_per_step", "epochs",
-                 "au_threshold", "file_format"});
-    WorkloadSpec w = parse_workload(o, accelerator);
+    std::vector<std::string_view> keys = {"name", "type", "mlperf"};
+    keys.insert(keys.end(), kTrainingKeys.begin(), kTrainingKeys.end());
+    keys.insert(keys.end(), kCheckpointKeys.begin(), kCheckpointKeys.end());
+    const Obj o(root.ctx(), (*arr)[i], path, keys);
+    const auto kind = o.choice<WorkloadKind>(
+        "type",
+        {{"training_read", WorkloadKind::kTrainingRead}, {"checkpoint", WorkloadKind::kCheckpoint}},
+        WorkloadKind::kTrainingRead);
+    WorkloadSpec w;
+    if (kind == WorkloadKind::kCheckpoint) {
+      w = parse_checkpoint(o, cluster);
+    } else {
+      for (std::string_view k : kCheckpointKeys) {
+        if (o.has(k)) o.fail(k, "applies to checkpoint workloads, not to a training_read workload");
+      }
+      w = parse_workload(o, accelerator);
+    }
     if (auto it = seen.find(w.name); it != seen.end()) {
       o.fail("name", "expected a name no other workload has, found '" + w.name +
                          "' (also workloads[" + std::to_string(it->second) + "])");
@@ -897,7 +958,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.cluster = parse_cluster(root.object("cluster", {"clients", "storage", "fabric"}));
   s.storage = parse_storage(root.object("storage", {"design", "protocol", "rados", "pfs", "nfs"}),
                             s.cluster);
-  s.workloads = parse_workloads(root, s.cluster.clients.accelerator);
+  s.workloads = parse_workloads(root, s.cluster);
   if (root.has("simulation")) {
     s.simulation = parse_simulation(root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
