@@ -75,9 +75,9 @@ struct RecoveryPlan {
 
 struct PlanOptions {
   // [osd]: its copies can be read (it is up). Empty: every OSD id in the sets is readable.
-  std::vector<bool> readable;
+  std::vector<bool> readable{};
   // Copies that missed writes while their OSD was down.
-  std::vector<cluster::StaleCopy> stale;
+  std::vector<cluster::StaleCopy> stale{};
 };
 
 // Errors: old/new/bytes of different lengths, erasure sets longer than k + m.

@@ -60,12 +60,12 @@ struct RecoveryOptions {
   uint64_t chunk_bytes = uint64_t{4} << 20;  // >= 1
   int daemon_workers = 4;                    // >= 1
   // [osd] -> the OSD's device. Empty: device id = OSD id.
-  std::vector<DeviceId> osd_devices;
+  std::vector<DeviceId> osd_devices{};
   // Recovery I/O lands at device_offset_bytes + (offset within the op, wrapped to fit the
   // device); the in-memory and simulated devices keep no content.
   uint64_t device_offset_bytes = 0;
   // Called when an op finishes: (op, its index in the plan, time).
-  std::function<void(const RecoveryOp&, size_t, double)> on_op_done;
+  std::function<void(const RecoveryOp&, size_t, double)> on_op_done{};
 };
 
 struct RecoveryStats {
