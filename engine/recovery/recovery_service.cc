@@ -112,7 +112,10 @@ void RecoveryService::execute(RecoveryPlan plan, TaskOptions op_task_options) {
   }
   plan_ = std::move(plan);
   op_task_options_ = op_task_options;
-  done_ = env_.make_semaphore(0);
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    done_ = env_.make_semaphore(0);
+  }
   int32_t max_osd = -1;
   for (const RecoveryOp& op : plan_.ops) {
     GRANARY_CHECK(!op.sources.empty() && op.target >= 0);
@@ -158,11 +161,9 @@ void RecoveryService::execute(RecoveryPlan plan, TaskOptions op_task_options) {
     if (plan_.ops.empty()) {
       stats_.finished_at_s = stats_.started_at_s;
       running_ = false;
+      done_->release();
+      return;
     }
-  }
-  if (plan_.ops.empty()) {
-    done_->release();
-    return;
   }
   for (size_t index : order_) {
     const RecoveryOp& op = plan_.ops[index];
@@ -173,8 +174,13 @@ void RecoveryService::execute(RecoveryPlan plan, TaskOptions op_task_options) {
 }
 
 void RecoveryService::wait() {
-  done_->acquire();
-  done_->release();  // for any other waiter
+  std::shared_ptr<Semaphore> done;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    done = done_;  // this plan's, even if a later execute() replaces it
+  }
+  done->acquire();
+  done->release();  // for any other waiter
 }
 
 void RecoveryService::pace(const RecoveryOp& op, uint64_t length) {
@@ -306,7 +312,7 @@ void RecoveryService::run_op(size_t index) {
   remote_slots_[static_cast<size_t>(op.target)]->release();
   local_slots_[static_cast<size_t>(driver)]->release();
 
-  bool all_done = false;
+  std::shared_ptr<Semaphore> all_done;  // this plan's, when this op was its last
   const double now = env_.now_s();
   {
     std::lock_guard<services::EnvMutex> lock(mu_);
@@ -320,11 +326,11 @@ void RecoveryService::run_op(size_t index) {
     if (stats_.ops_done == stats_.ops_total) {
       stats_.finished_at_s = now;
       running_ = false;
-      all_done = true;
+      all_done = done_;
     }
   }
   if (options_.on_op_done) options_.on_op_done(op, index, now);
-  if (all_done) done_->release();
+  if (all_done) all_done->release();
 }
 
 RecoveryStats RecoveryService::stats() const {

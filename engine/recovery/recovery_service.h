@@ -133,7 +133,7 @@ class RecoveryService {
   std::vector<std::unique_ptr<Semaphore>> local_slots_, remote_slots_, active_slots_;
   std::vector<double> read_budget_at_s_, write_budget_at_s_;  // token buckets (guarded by mu_)
   std::vector<uint32_t> pg_ops_left_, pg_restoring_left_;     // [pg] (guarded by mu_)
-  std::unique_ptr<Semaphore> done_;
+  std::shared_ptr<Semaphore> done_;  // guarded by mu_ (released once the plan is done)
   bool running_ = false;
   mutable services::EnvMutex mu_;
   RecoveryStats stats_;            // guarded by mu_
