@@ -138,8 +138,53 @@ struct CommitRequest {
 // Asks a service loop to stop (used at the end of a run and in tests).
 struct Shutdown {};
 
-using MessageBody = std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply,
-                                 WriteRequest, WriteReply, CommitRequest, Shutdown>;
+// ==== cluster map and recovery (engine/cluster/monitor.h, engine/recovery/recovery_service.h)
+
+// An OSD's heartbeat agent to the monitor: "osd.<osd> is alive" (one way, no reply).
+struct Heartbeat {
+  int32_t osd = 0;
+  double sent_at_s = 0;
+};
+
+// Recovery data to an OSD's recovery daemon ("recovery.<osd>"): write the payload (`length`
+// bytes) at `offset` of the OSD's device, then answer `reply_to` with a RecoveryPushReply.
+struct RecoveryPush {
+  uint64_t op_id = 0;  // the op's index in its plan
+  uint32_t pg = 0;
+  int32_t shard = -1;  // erasure chunk position, -1 for a replica
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::string reply_to;
+};
+
+struct RecoveryPushReply {
+  uint64_t op_id = 0;
+  bool ok = true;
+  std::string error;  // when !ok
+  uint64_t length = 0;
+};
+
+// A recovery read from an OSD's recovery daemon: `length` bytes at `offset` of its device,
+// streamed to `reply_to` as the payload of a RecoveryReadReply (an erasure rebuild gathers k).
+struct RecoveryRead {
+  uint64_t op_id = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  std::string reply_to;
+};
+
+struct RecoveryReadReply {
+  uint64_t op_id = 0;
+  bool ok = true;
+  std::string error;
+  uint64_t length = 0;  // the payload
+};
+
+using MessageBody =
+    std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest,
+                 WriteReply, CommitRequest, Shutdown,
+                 // cluster map and recovery
+                 Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply>;
 
 struct Message {
   MessageBody body;

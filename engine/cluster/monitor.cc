@@ -1,0 +1,243 @@
+#include "engine/cluster/monitor.h"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <variant>
+
+namespace granary::cluster {
+
+namespace {
+
+// Deadlines are compared with this slack: a timeout scheduled for a deadline may wake a hair
+// before it in floating point.
+constexpr double kDeadlineSlackS = 1e-9;
+
+// Wakes the monitor's loop so that it recomputes its deadline (after an operator's change).
+constexpr int32_t kWakeUp = -1;
+
+}  // namespace
+
+MonitorService::MonitorService(Env& env, HostId host, OsdMap initial, MonitorOptions options)
+    : env_(env),
+      host_(host),
+      options_(std::move(options)),
+      endpoint_(env.endpoint(host, options_.endpoint_name)),
+      mu_(env),
+      map_(std::move(initial)) {
+  GRANARY_CHECK(!options_.endpoint_name.empty());
+  GRANARY_CHECK(options_.heartbeat_interval_s > 0 && options_.heartbeat_grace_s >= 0);
+  track_size();
+}
+
+void MonitorService::track_size() {
+  osds_.resize(static_cast<size_t>(map_.max_osd()), OsdTrack{env_.now_s(), -1, false});
+}
+
+void MonitorService::subscribe(std::function<void(const OsdMap&)> callback) {
+  subscribers_.push_back(std::move(callback));
+}
+
+void MonitorService::start(TaskOptions task_options) {
+  env_.spawn(
+      host_, options_.endpoint_name, [this] { serve(); }, task_options);
+}
+
+OsdMap MonitorService::map() const {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  return map_;
+}
+
+std::vector<MapChange> MonitorService::history() const {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  return history_;
+}
+
+Result<OsdMap> MonitorService::apply_locked(const Incremental& change, bool auto_out) {
+  if (Status s = map_.apply(change); !s.ok()) return s;
+  const double now = env_.now_s();
+  track_size();
+  for (int32_t osd : change.mark_down) osds_[static_cast<size_t>(osd)].down_at_s = now;
+  for (int32_t osd : change.remove) osds_[static_cast<size_t>(osd)].down_at_s = -1;
+  for (int32_t osd : change.mark_up) {
+    OsdTrack& t = osds_[static_cast<size_t>(osd)];
+    t.down_at_s = -1;
+    t.last_heard_s = now;  // a grace period from the boot on
+  }
+  for (int32_t osd : change.mark_out) osds_[static_cast<size_t>(osd)].auto_out = auto_out;
+  for (int32_t osd : change.mark_in) osds_[static_cast<size_t>(osd)].auto_out = false;
+  history_.push_back(MapChange{map_.epoch(), now, change.describe()});
+  return map_;
+}
+
+void MonitorService::publish(const OsdMap& map) {
+  for (const auto& callback : subscribers_) callback(map);
+}
+
+Status MonitorService::apply(const Incremental& change) {
+  Result<OsdMap> published = [&]() -> Result<OsdMap> {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    return apply_locked(change, false);
+  }();
+  if (!published.ok()) return published.status();
+  publish(*published);
+  // The change may move the monitor's next deadline (an OSD marked up or down).
+  env_.send(host_, options_.endpoint_name, Message{Heartbeat{kWakeUp, env_.now_s()}, {}});
+  return Status::ok_status();
+}
+
+double MonitorService::next_deadline_s() const {
+  double next = std::numeric_limits<double>::infinity();
+  const double silence_s = options_.heartbeat_interval_s + options_.heartbeat_grace_s;
+  for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
+    const OsdTrack& t = osds_[static_cast<size_t>(osd)];
+    if (map_.is_up(osd)) {
+      next = std::min(next, t.last_heard_s + silence_s);
+    } else if (map_.is_in(osd) && t.down_at_s >= 0 && options_.down_out_interval_s > 0) {
+      next = std::min(next, t.down_at_s + options_.down_out_interval_s);
+    }
+  }
+  return next;
+}
+
+void MonitorService::on_heartbeat(int32_t osd) {
+  Result<OsdMap> published = Status::not_found("nothing to publish");
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    if (!map_.exists(osd)) return;  // unknown or removed: ignored
+    osds_[static_cast<size_t>(osd)].last_heard_s = env_.now_s();
+    if (map_.is_up(osd)) return;
+    // A heartbeat from a down OSD: it booted.
+    Incremental boot;
+    boot.mark_up.push_back(osd);
+    if (!map_.is_in(osd) && osds_[static_cast<size_t>(osd)].auto_out &&
+        options_.auto_mark_auto_out_in) {
+      boot.mark_in.push_back(osd);
+    }
+    published = apply_locked(boot, false);
+  }
+  if (published.ok()) publish(*published);
+}
+
+void MonitorService::check_deadlines() {
+  std::vector<OsdMap> to_publish;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    const double now = env_.now_s() + kDeadlineSlackS;
+    const double silence_s = options_.heartbeat_interval_s + options_.heartbeat_grace_s;
+    Incremental down;
+    for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
+      if (map_.is_up(osd) && osds_[static_cast<size_t>(osd)].last_heard_s + silence_s <= now) {
+        down.mark_down.push_back(osd);
+      }
+    }
+    if (!down.empty()) {
+      Result<OsdMap> m = apply_locked(down, false);
+      GRANARY_CHECK(m.ok());
+      to_publish.push_back(std::move(m).value());
+    }
+    Incremental out;
+    if (options_.down_out_interval_s > 0) {
+      for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
+        const OsdTrack& t = osds_[static_cast<size_t>(osd)];
+        if (map_.exists(osd) && !map_.is_up(osd) && map_.is_in(osd) && t.down_at_s >= 0 &&
+            t.down_at_s + options_.down_out_interval_s <= now) {
+          out.mark_out.push_back(osd);
+        }
+      }
+    }
+    if (!out.empty()) {
+      Result<OsdMap> m = apply_locked(out, true);
+      GRANARY_CHECK(m.ok());
+      to_publish.push_back(std::move(m).value());
+    }
+  }
+  for (const OsdMap& m : to_publish) publish(m);
+}
+
+void MonitorService::serve() {
+  {
+    // Heard from every up OSD as the service starts.
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    for (OsdTrack& t : osds_) t.last_heard_s = std::max(t.last_heard_s, env_.now_s());
+  }
+  for (;;) {
+    double wait_s = 0;
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      wait_s = next_deadline_s() - env_.now_s();
+    }
+    Result<Message> m = wait_s == std::numeric_limits<double>::infinity()
+                            ? endpoint_.recv()
+                            : endpoint_.recv(std::max(0.0, wait_s));
+    if (m.ok()) {
+      if (std::holds_alternative<Shutdown>(m->body)) return;
+      if (const auto* hb = std::get_if<Heartbeat>(&m->body); hb != nullptr && hb->osd != kWakeUp) {
+        on_heartbeat(hb->osd);
+      }
+    } else if (m.status().code() != Status::Code::kNotFound) {
+      return;  // the endpoint failed (the monitor's host went down)
+    }
+    check_deadlines();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+HeartbeatAgent::HeartbeatAgent(Env& env, HostId host, int32_t osd, HeartbeatOptions options)
+    : env_(env), host_(host), osd_(osd), options_(std::move(options)), mu_(env) {
+  GRANARY_CHECK(osd >= 0);
+  GRANARY_CHECK(options_.interval_s > 0 && options_.first_at_s >= 0);
+}
+
+void HeartbeatAgent::start(TaskOptions task_options) {
+  task_options_ = task_options;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    running_ = true;
+    generation = ++generation_;
+  }
+  env_.spawn(
+      host_, "heartbeat.osd." + std::to_string(osd_),
+      [this, generation] { loop(generation, options_.first_at_s); }, task_options_);
+}
+
+void HeartbeatAgent::stop() {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  running_ = false;
+  ++generation_;
+}
+
+void HeartbeatAgent::restart() {
+  uint64_t generation = 0;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    running_ = true;
+    generation = ++generation_;
+  }
+  env_.spawn(
+      host_, "heartbeat.osd." + std::to_string(osd_), [this, generation] { loop(generation, 0); },
+      task_options_);
+}
+
+bool HeartbeatAgent::running() const {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  return running_;
+}
+
+void HeartbeatAgent::loop(uint64_t generation, double first_delay_s) {
+  if (first_delay_s > 0) env_.sleep_s(first_delay_s);
+  for (;;) {
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      if (!running_ || generation_ != generation) return;
+    }
+    env_.send(host_, options_.monitor_endpoint,
+              Message{Heartbeat{osd_, env_.now_s()}, {}, /*header_bytes=*/64});
+    env_.sleep_s(options_.interval_s);
+  }
+}
+
+}  // namespace granary::cluster

@@ -1,0 +1,346 @@
+#include "engine/recovery/recovery_service.h"
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+#include <variant>
+
+namespace granary::recovery {
+
+std::string recovery_endpoint_name(int32_t osd) {
+  return "recovery." + std::to_string(osd);
+}
+
+struct RecoveryService::Lanes {
+  uint64_t chunks = 0;
+  uint64_t next = 0;  // guarded by the service's mu_
+  Status error;       // guarded by the service's mu_
+  std::unique_ptr<Semaphore> finished;
+};
+
+RecoveryService::RecoveryService(Env& env, RecoveryOptions options)
+    : env_(env), options_(std::move(options)), done_(env.make_semaphore(0)), mu_(env) {
+  GRANARY_CHECK(options_.max_backfills >= 1);
+  GRANARY_CHECK(options_.recovery_max_active >= 1);
+  GRANARY_CHECK(options_.recovery_sleep_s >= 0);
+  GRANARY_CHECK(options_.osd_recovery_bytes_per_s >= 0);
+  GRANARY_CHECK(options_.chunk_bytes >= 1);
+  GRANARY_CHECK(options_.daemon_workers >= 1);
+}
+
+DeviceId RecoveryService::device_of(int32_t osd) const {
+  GRANARY_CHECK(osd >= 0);
+  if (options_.osd_devices.empty()) return osd;
+  GRANARY_CHECK(static_cast<size_t>(osd) < options_.osd_devices.size());
+  return options_.osd_devices[static_cast<size_t>(osd)];
+}
+
+HostId RecoveryService::host_of(int32_t osd) {
+  return env_.device(device_of(osd)).host();
+}
+
+void RecoveryService::grow_per_osd(int32_t osd) {
+  const auto n = static_cast<size_t>(osd) + 1;
+  if (daemon_started_.size() < n) daemon_started_.resize(n, false);
+  while (local_slots_.size() < n) {
+    local_slots_.push_back(env_.make_semaphore(options_.max_backfills));
+    remote_slots_.push_back(env_.make_semaphore(options_.max_backfills));
+    active_slots_.push_back(env_.make_semaphore(options_.recovery_max_active));
+  }
+  if (read_budget_at_s_.size() < n) {
+    read_budget_at_s_.resize(n, 0);
+    write_budget_at_s_.resize(n, 0);
+  }
+}
+
+void RecoveryService::start_daemon(int32_t osd, TaskOptions task_options) {
+  grow_per_osd(osd);
+  if (daemon_started_[static_cast<size_t>(osd)]) return;
+  daemon_started_[static_cast<size_t>(osd)] = true;
+  const HostId host = host_of(osd);
+  env_.endpoint(host, recovery_endpoint_name(osd));
+  for (int i = 0; i < options_.daemon_workers; ++i) {
+    env_.spawn(
+        host, recovery_endpoint_name(osd) + ".worker" + std::to_string(i),
+        [this, osd] { serve_daemon(osd); }, task_options);
+  }
+}
+
+void RecoveryService::serve_daemon(int32_t osd) {
+  const HostId host = host_of(osd);
+  const std::string name = recovery_endpoint_name(osd);
+  Endpoint& ep = env_.endpoint(host, name);
+  Device& device = env_.device(device_of(osd));
+  for (;;) {
+    Result<Message> m = ep.recv();
+    if (!m.ok()) return;  // the host went down
+    if (std::holds_alternative<Shutdown>(m->body)) {
+      env_.send(host, name, Message{Shutdown{}, {}});  // for the next worker
+      return;
+    }
+    if (const auto* push = std::get_if<RecoveryPush>(&m->body)) {
+      const Status s = device.write(push->offset, m->payload);
+      RecoveryPushReply reply;
+      reply.op_id = push->op_id;
+      reply.ok = s.ok();
+      reply.error = s.ok() ? "" : name + ": " + s.to_string();
+      reply.length = push->length;
+      env_.send(host, push->reply_to, Message{std::move(reply), {}});
+    } else if (const auto* read = std::get_if<RecoveryRead>(&m->body)) {
+      RecoveryReadReply reply;
+      reply.op_id = read->op_id;
+      reply.length = read->length;
+      env_.send_from_device(device, read->offset, read->length, read->reply_to,
+                            Message{std::move(reply), {}});
+    }
+    // Other messages are not for a recovery daemon; they are dropped.
+  }
+}
+
+uint64_t RecoveryService::device_offset(int32_t osd, uint64_t offset, uint64_t length) {
+  const uint64_t capacity = env_.device(device_of(osd)).capacity_bytes();
+  const uint64_t base = options_.device_offset_bytes;
+  GRANARY_CHECK(base <= capacity && length <= capacity - base);  // a chunk fits the device
+  return base + offset % (capacity - base - length + 1);
+}
+
+void RecoveryService::execute(RecoveryPlan plan, TaskOptions op_task_options) {
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    GRANARY_CHECK(!running_);  // one plan at a time
+    running_ = true;
+  }
+  plan_ = std::move(plan);
+  op_task_options_ = op_task_options;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    done_ = env_.make_semaphore(0);
+  }
+  int32_t max_osd = -1;
+  for (const RecoveryOp& op : plan_.ops) {
+    GRANARY_CHECK(!op.sources.empty() && op.target >= 0);
+    max_osd = std::max(max_osd, op.target);
+    for (int32_t s : op.sources) max_osd = std::max(max_osd, s);
+  }
+  uint32_t max_pg = 0;
+  for (const RecoveryOp& op : plan_.ops) max_pg = std::max(max_pg, op.pg + 1);
+  if (max_osd >= 0) grow_per_osd(max_osd);
+  for (const RecoveryOp& op : plan_.ops) {
+    start_daemon(op.target);
+    for (int32_t s : op.sources) start_daemon(s);
+  }
+
+  // Ceph's priorities: log recovery, then degraded backfill, then the rest.
+  order_.resize(plan_.ops.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  auto rank = [&](size_t i) {
+    const RecoveryOp& op = plan_.ops[i];
+    return op.kind == RecoveryKind::kRecovery ? 0 : op.restores_redundancy ? 1 : 2;
+  };
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](size_t a, size_t b) { return rank(a) < rank(b); });
+
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    stats_ = RecoveryStats{};
+    stats_.ops_total = plan_.ops.size();
+    stats_.started_at_s = env_.now_s();
+    stats_.bytes_read_per_osd.assign(static_cast<size_t>(max_osd + 1), 0);
+    stats_.bytes_written_per_osd.assign(static_cast<size_t>(max_osd + 1), 0);
+    pg_ops_left_.assign(max_pg, 0);
+    pg_restoring_left_.assign(max_pg, 0);
+    for (const RecoveryOp& op : plan_.ops) {
+      if (pg_ops_left_[op.pg]++ == 0) ++stats_.pgs_total;
+      if (op.restores_redundancy && pg_restoring_left_[op.pg]++ == 0) {
+        ++stats_.degraded_pgs_remaining;
+      }
+    }
+    stats_.pgs_remaining = stats_.pgs_total;
+    if (stats_.degraded_pgs_remaining == 0) stats_.redundancy_restored_at_s = stats_.started_at_s;
+    records_.assign(plan_.ops.size(), OpRecord{});
+    if (plan_.ops.empty()) {
+      stats_.finished_at_s = stats_.started_at_s;
+      running_ = false;
+      done_->release();
+      return;
+    }
+  }
+  for (size_t index : order_) {
+    const RecoveryOp& op = plan_.ops[index];
+    env_.spawn(
+        host_of(op.sources.front()), "recovery.op" + std::to_string(index),
+        [this, index] { run_op(index); }, op_task_options);
+  }
+}
+
+void RecoveryService::wait() {
+  std::shared_ptr<Semaphore> done;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    done = done_;  // this plan's, even if a later execute() replaces it
+  }
+  done->acquire();
+  done->release();  // for any other waiter
+}
+
+void RecoveryService::pace(const RecoveryOp& op, uint64_t length) {
+  const double rate = options_.osd_recovery_bytes_per_s;
+  if (rate <= 0) return;
+  const double span_s = static_cast<double>(length) / rate;
+  double start = 0;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    start = std::max(env_.now_s(), write_budget_at_s_[static_cast<size_t>(op.target)]);
+    for (int32_t s : op.sources) start = std::max(start, read_budget_at_s_[static_cast<size_t>(s)]);
+    write_budget_at_s_[static_cast<size_t>(op.target)] = start + span_s;
+    for (int32_t s : op.sources) read_budget_at_s_[static_cast<size_t>(s)] = start + span_s;
+  }
+  if (start > env_.now_s()) env_.sleep_s(start - env_.now_s());
+}
+
+Status RecoveryService::copy_chunk(size_t index, uint64_t offset, uint64_t length,
+                                   Endpoint& reply) {
+  const RecoveryOp& op = plan_.ops[index];
+  const int32_t driver = op.sources.front();
+  const HostId host = host_of(driver);
+  RecoveryPush push;
+  push.op_id = index;
+  push.pg = op.pg;
+  push.shard = op.shard;
+  push.offset = device_offset(op.target, offset, length);
+  push.length = length;
+  push.reply_to = reply.name();
+  if (op.sources.size() == 1) {
+    // A copy that exists: straight from the driver's drive to the target (zero copy).
+    env_.send_from_device(env_.device(device_of(driver)), device_offset(driver, offset, length),
+                          length, recovery_endpoint_name(op.target), Message{std::move(push), {}});
+  } else {
+    // An erasure rebuild: gather the chunk's piece from each source, then push the result.
+    for (int32_t source : op.sources) {
+      RecoveryRead read;
+      read.op_id = index;
+      read.offset = device_offset(source, offset, length);
+      read.length = length;
+      read.reply_to = reply.name();
+      env_.send(host, recovery_endpoint_name(source), Message{std::move(read), {}});
+    }
+    Status gathered;
+    for (size_t i = 0; i < op.sources.size(); ++i) {
+      Result<Message> m = reply.recv();
+      if (!m.ok()) return m.status();
+      const auto* r = std::get_if<RecoveryReadReply>(&m->body);
+      if (r == nullptr) return Status::corruption(reply.name() + ": unexpected message");
+      if (!r->ok && gathered.ok()) gathered = Status::io_error(r->error);
+    }
+    if (!gathered.ok()) return gathered;
+    env_.send(host, recovery_endpoint_name(op.target),
+              Message{std::move(push), Payload::of_size(length)});
+  }
+  Result<Message> m = reply.recv();
+  if (!m.ok()) return m.status();
+  const auto* r = std::get_if<RecoveryPushReply>(&m->body);
+  if (r == nullptr) return Status::corruption(reply.name() + ": unexpected message");
+  if (!r->ok) return Status::io_error(r->error);
+  return Status::ok_status();
+}
+
+void RecoveryService::run_lane(size_t index, Lanes& lanes, int lane) {
+  const RecoveryOp& op = plan_.ops[index];
+  const int32_t driver = op.sources.front();
+  Endpoint& reply =
+      env_.endpoint(host_of(driver), recovery_endpoint_name(driver) + ".op" +
+                                         std::to_string(index) + ".lane" + std::to_string(lane));
+  const uint64_t chunk = options_.chunk_bytes;
+  for (;;) {
+    uint64_t c = 0;
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      if (lanes.next >= lanes.chunks || !lanes.error.ok()) return;
+      c = lanes.next++;
+    }
+    const uint64_t offset = c * chunk;
+    const uint64_t length = std::min(chunk, op.bytes_to_write - offset);
+    active_slots_[static_cast<size_t>(driver)]->acquire();
+    pace(op, length);
+    const Status s = copy_chunk(index, offset, length, reply);
+    active_slots_[static_cast<size_t>(driver)]->release();
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      if (s.ok()) {
+        stats_.bytes_written += length;
+        stats_.bytes_written_per_osd[static_cast<size_t>(op.target)] += length;
+        for (int32_t source : op.sources) {
+          stats_.bytes_read += length;
+          stats_.bytes_read_per_osd[static_cast<size_t>(source)] += length;
+        }
+      } else {
+        ++stats_.chunk_errors;
+        if (stats_.first_error.empty()) stats_.first_error = s.to_string();
+        if (lanes.error.ok()) lanes.error = s;
+      }
+    }
+    if (!s.ok()) return;
+    if (options_.recovery_sleep_s > 0) env_.sleep_s(options_.recovery_sleep_s);
+  }
+}
+
+void RecoveryService::run_op(size_t index) {
+  const RecoveryOp& op = plan_.ops[index];
+  const int32_t driver = op.sources.front();
+  local_slots_[static_cast<size_t>(driver)]->acquire();
+  remote_slots_[static_cast<size_t>(op.target)]->acquire();
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    records_[index].started_at_s = env_.now_s();
+  }
+  auto lanes = std::make_shared<Lanes>();
+  lanes->chunks = (op.bytes_to_write + options_.chunk_bytes - 1) / options_.chunk_bytes;
+  lanes->finished = env_.make_semaphore(0);
+  const int count = static_cast<int>(
+      std::min<uint64_t>(static_cast<uint64_t>(options_.recovery_max_active), lanes->chunks));
+  for (int lane = 1; lane < count; ++lane) {
+    env_.spawn(
+        host_of(driver), "recovery.op" + std::to_string(index) + ".lane" + std::to_string(lane),
+        [this, index, lanes, lane] {
+          run_lane(index, *lanes, lane);
+          lanes->finished->release();
+        },
+        op_task_options_);
+  }
+  if (count > 0) run_lane(index, *lanes, 0);
+  for (int lane = 1; lane < count; ++lane) lanes->finished->acquire();
+  remote_slots_[static_cast<size_t>(op.target)]->release();
+  local_slots_[static_cast<size_t>(driver)]->release();
+
+  std::shared_ptr<Semaphore> all_done;  // this plan's, when this op was its last
+  const double now = env_.now_s();
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    records_[index].finished_at_s = now;
+    ++stats_.ops_done;
+    if (--pg_ops_left_[op.pg] == 0) --stats_.pgs_remaining;
+    if (op.restores_redundancy && --pg_restoring_left_[op.pg] == 0 &&
+        --stats_.degraded_pgs_remaining == 0) {
+      stats_.redundancy_restored_at_s = now;
+    }
+    if (stats_.ops_done == stats_.ops_total) {
+      stats_.finished_at_s = now;
+      running_ = false;
+      all_done = done_;
+    }
+  }
+  if (options_.on_op_done) options_.on_op_done(op, index, now);
+  if (all_done) all_done->release();
+}
+
+RecoveryStats RecoveryService::stats() const {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  return stats_;
+}
+
+std::vector<OpRecord> RecoveryService::op_records() const {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  return records_;
+}
+
+}  // namespace granary::recovery

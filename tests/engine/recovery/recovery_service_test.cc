@@ -1,0 +1,271 @@
+#include "engine/recovery/recovery_service.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/cluster/pg_states.h"
+#include "engine/testing/memory_env.h"
+#include "tests/engine/cluster/cluster_fixture.h"
+
+namespace granary::recovery {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+struct Hardware {
+  int hosts = 2;
+  int osds_per_host = 1;
+  double device_bytes_per_s = 2e9;
+  double device_latency_s = 0;
+  double nic_bytes_per_s = 25e9;
+  double nic_latency_s = 5e-6;
+};
+
+// Hosts with one drive per OSD; OSD id = device id, OSDs numbered host by host.
+struct World {
+  explicit World(const Hardware& hw = {}) : env(1) {
+    for (int h = 0; h < hw.hosts; ++h) {
+      const HostId host =
+          env.add_host("storage" + std::to_string(h), 16, hw.nic_bytes_per_s, hw.nic_latency_s);
+      for (int d = 0; d < hw.osds_per_host; ++d) {
+        env.add_device(host, 8 * (uint64_t{1} << 40), hw.device_bytes_per_s, hw.device_latency_s);
+      }
+    }
+  }
+  testing::MemoryEnv env;
+};
+
+RecoveryOp backfill(uint32_t pg, std::vector<int32_t> sources, int32_t target, uint64_t bytes) {
+  RecoveryOp op;
+  op.pg = pg;
+  op.kind = RecoveryKind::kBackfill;
+  op.sources = std::move(sources);
+  op.target = target;
+  op.bytes_to_write = bytes;
+  op.bytes_to_read = bytes * op.sources.size();
+  op.restores_redundancy = true;
+  return op;
+}
+
+RecoveryPlan plan_of(std::vector<RecoveryOp> ops) {
+  RecoveryPlan p;
+  for (RecoveryOp& op : ops) {
+    p.bytes_to_write += op.bytes_to_write;
+    p.bytes_to_read += op.bytes_to_read;
+    p.ops.push_back(std::move(op));
+  }
+  return p;
+}
+
+// Runs `plan` in a fresh world and returns the stats.
+RecoveryStats run(const RecoveryPlan& plan, const RecoveryOptions& options, const Hardware& hw = {},
+                  std::vector<OpRecord>* records = nullptr) {
+  World w(hw);
+  RecoveryService service(w.env, options);
+  service.execute(plan);
+  Status s = w.env.run();
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  if (records != nullptr) *records = service.op_records();
+  return service.stats();
+}
+
+// Known answer: N bytes through one OSD limited to B bytes/s take N / B (a token bucket of one
+// chunk: within one chunk's time plus the last chunk's I/O).
+TEST(RecoveryService, BandwidthLimitTakesNOverB) {
+  const uint64_t n = kGiB;
+  const double b = 100e6;
+  RecoveryOptions options;
+  options.osd_recovery_bytes_per_s = b;
+  const RecoveryStats st = run(plan_of({backfill(0, {0}, 1, n)}), options);
+  const double took = st.finished_at_s - st.started_at_s;
+  const double expected = double(n) / b;
+  std::printf("1 GiB at 100 MB/s: %.4f s (N/B = %.4f s, %+.3f%%)\n", took, expected,
+              100 * (took - expected) / expected);
+  EXPECT_NEAR(took, expected, double(options.chunk_bytes) / b + 0.01);
+  EXPECT_EQ(st.bytes_written, n);
+  EXPECT_EQ(st.bytes_read, n);
+  EXPECT_EQ(st.bytes_written_per_osd[1], n);
+  EXPECT_EQ(st.bytes_read_per_osd[0], n);
+  EXPECT_EQ(st.ops_done, 1u);
+  EXPECT_EQ(st.pgs_remaining, 0u);
+  EXPECT_EQ(st.degraded_pgs_remaining, 0u);
+  EXPECT_EQ(st.redundancy_restored_at_s, st.finished_at_s);
+
+  // Unthrottled, the drives (2 GB/s each) set the pace: recovery_max_active = 3 chunks in
+  // flight keep the source's reads and the target's writes overlapped.
+  const RecoveryStats free = run(plan_of({backfill(0, {0}, 1, n)}), RecoveryOptions{});
+  const double free_s = free.finished_at_s - free.started_at_s;
+  std::printf("1 GiB unthrottled: %.4f s (drive bound %.4f s)\n", free_s, double(n) / 2e9);
+  EXPECT_GT(free_s, double(n) / 2e9);
+  EXPECT_LT(free_s, 1.05 * double(n) / 2e9);
+}
+
+// osd_max_backfills = 1: four backfills into one target run one after the other; with 4 they
+// all start at once.
+TEST(RecoveryService, MaxBackfillsSerialisesBackfillsIntoOneTarget) {
+  Hardware hw;
+  hw.hosts = 5;
+  const uint64_t bytes = 256 * kMiB;
+  const RecoveryPlan plan = plan_of({backfill(0, {1}, 0, bytes), backfill(1, {2}, 0, bytes),
+                                     backfill(2, {3}, 0, bytes), backfill(3, {4}, 0, bytes)});
+  std::vector<OpRecord> serial, parallel;
+  RecoveryOptions one;
+  const RecoveryStats s1 = run(plan, one, hw, &serial);
+  RecoveryOptions four;
+  four.max_backfills = 4;
+  const RecoveryStats s4 = run(plan, four, hw, &parallel);
+  std::sort(serial.begin(), serial.end(),
+            [](const OpRecord& a, const OpRecord& b) { return a.started_at_s < b.started_at_s; });
+  for (size_t i = 1; i < serial.size(); ++i) {
+    EXPECT_GE(serial[i].started_at_s, serial[i - 1].finished_at_s) << i;
+  }
+  for (const OpRecord& r : parallel) EXPECT_EQ(r.started_at_s, 0.0);
+  const double single = serial[0].finished_at_s - serial[0].started_at_s;
+  std::printf("4 x 256 MiB into one OSD: max_backfills=1 %.4f s (4 x %.4f s), =4 %.4f s\n",
+              s1.finished_at_s, single, s4.finished_at_s);
+  EXPECT_NEAR(s1.finished_at_s, 4 * single, 1e-6);
+  EXPECT_EQ(s1.bytes_written_per_osd[0], 4 * bytes);
+  EXPECT_EQ(s4.bytes_written_per_osd[0], 4 * bytes);
+}
+
+// Erasure 4+2: rebuilding a lost chunk reads k = 4 chunks for every chunk written.
+TEST(RecoveryService, ErasureRebuildReadsKTimesWhatItWrites) {
+  Hardware hw;
+  hw.hosts = 7;
+  Result<RecoveryPlan> plan = plan_recovery(
+      {{0, 1, 2, 3, 4, 5}}, {{0, 1, 2, 3, 4, 6}}, {kGiB}, cluster::Redundancy::erasure_coded(4, 2),
+      {.readable = {true, true, true, true, true, false, true}});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->ops.size(), 1u);
+  const RecoveryStats st = run(*plan, RecoveryOptions{}, hw);
+  std::printf("erasure 4+2 rebuild of a 256 MiB chunk: wrote %llu MiB, read %llu MiB, %.4f s\n",
+              (unsigned long long)(st.bytes_written / kMiB),
+              (unsigned long long)(st.bytes_read / kMiB), st.finished_at_s);
+  EXPECT_EQ(st.bytes_written, kGiB / 4);
+  EXPECT_EQ(st.bytes_read, 4 * st.bytes_written);
+  for (int32_t osd : {0, 1, 2, 3}) EXPECT_EQ(st.bytes_read_per_osd[osd], kGiB / 4);
+  EXPECT_EQ(st.bytes_read_per_osd[4], 0u);
+  EXPECT_EQ(st.bytes_written_per_osd[6], kGiB / 4);
+}
+
+// osd_recovery_sleep: one chunk stream (recovery_max_active = 1) pauses after each of its 32
+// chunks.
+TEST(RecoveryService, RecoverySleepPausesBetweenChunks) {
+  RecoveryOptions options;
+  options.recovery_max_active = 1;
+  const RecoveryPlan plan = plan_of({backfill(0, {0}, 1, 32 * 4 * kMiB)});
+  const RecoveryStats base = run(plan, options);
+  options.recovery_sleep_s = 0.01;
+  const RecoveryStats slept = run(plan, options);
+  EXPECT_NEAR(slept.finished_at_s - base.finished_at_s, 32 * 0.01, 1e-9);
+}
+
+// osd_recovery_max_active: chunks in flight per driving OSD. With a 1 ms one-way latency each
+// chunk round trip is latency-bound, so 3 in flight is about 3 times faster than 1.
+TEST(RecoveryService, MaxActiveOverlapsChunks) {
+  Hardware hw;
+  hw.nic_latency_s = 1e-3;
+  hw.device_bytes_per_s = 20e9;
+  const RecoveryPlan plan = plan_of({backfill(0, {0}, 1, 64 * 4 * kMiB)});
+  RecoveryOptions one;
+  one.recovery_max_active = 1;
+  const double t1 = run(plan, one, hw).finished_at_s;
+  const double t3 = run(plan, RecoveryOptions{}, hw).finished_at_s;
+  std::printf("256 MiB, 1 ms latency: max_active=1 %.4f s, =3 %.4f s\n", t1, t3);
+  EXPECT_GT(t1 / t3, 2.5);
+}
+
+// Recovery shares the drives with client reads through the Env: each slows the other. The
+// client reads 1 GiB in 4 MiB requests from the recovery source's drive (FIFO in the MemoryEnv),
+// so the two share it about evenly.
+TEST(RecoveryService, CompetesWithClientReadsForTheDrive) {
+  const RecoveryPlan plan = plan_of({backfill(0, {0}, 1, kGiB)});
+  auto client = [](testing::MemoryEnv& env, double& done_at) {
+    env.spawn(0, "client-reads", [&env, &done_at] {
+      for (int i = 0; i < 256; ++i) ASSERT_TRUE(env.device(0).read(0, 4 * kMiB).ok());
+      done_at = env.now_s();
+    });
+  };
+  double alone_s = 0, client_alone_s = 0, client_shared_s = 0;
+  {
+    World w;
+    client(w.env, client_alone_s);
+    ASSERT_TRUE(w.env.run().ok());
+  }
+  alone_s = run(plan, RecoveryOptions{}).finished_at_s;
+  World w;
+  RecoveryService service(w.env, RecoveryOptions{});
+  service.execute(plan);
+  client(w.env, client_shared_s);
+  ASSERT_TRUE(w.env.run().ok());
+  const double shared_s = service.stats().finished_at_s;
+  std::printf(
+      "recovery alone %.4f s, with client reads %.4f s; client alone %.4f s, shared %.4f s\n",
+      alone_s, shared_s, client_alone_s, client_shared_s);
+  EXPECT_GT(shared_s, 1.4 * alone_s);
+  EXPECT_GT(client_shared_s, 1.4 * client_alone_s);
+}
+
+// The whole loop on an 8 x 4 cluster: an OSD is marked out, the planner's ops run through the
+// service, PgData follows each finished op, and every PG ends active+clean.
+TEST(RecoveryService, OsdOutEndsWithEveryPgClean) {
+  for (int64_t pool : {cluster::test::kReplicatedPool, cluster::test::kErasurePool}) {
+    const cluster::OsdMap clean = cluster::test::make_map();
+    const cluster::OsdMap out = cluster::test::without(clean, {5}, true);
+    const cluster::Redundancy red = clean.pool(pool)->redundancy;
+    Result<cluster::PgData> data = cluster::PgData::of_map(clean, pool);
+    ASSERT_TRUE(data.ok());
+    const cluster::PgSizes sizes = cluster::PgSizes::spread(256, 256 * 16, 256 * 64 * kMiB);
+    Result<RecoveryPlan> plan = plan_recovery(*data, out, pool, sizes);
+    ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+
+    Hardware hw;
+    hw.hosts = 8;
+    hw.osds_per_host = 4;
+    World w(hw);
+    size_t callbacks = 0;
+    RecoveryOptions options;
+    options.on_op_done = [&](const RecoveryOp& op, size_t, double) {
+      apply_completed(op, red, *data);
+      ++callbacks;
+    };
+    RecoveryService service(w.env, options);
+    service.execute(*plan);
+    ASSERT_TRUE(w.env.run().ok());
+    const RecoveryStats st = service.stats();
+    EXPECT_EQ(callbacks, plan->ops.size());
+    EXPECT_EQ(st.bytes_written, plan->bytes_to_write);
+    EXPECT_EQ(st.bytes_read, plan->bytes_to_read);
+    EXPECT_EQ(st.pgs_total, plan->pgs_to_move);
+    EXPECT_EQ(st.degraded_pgs_remaining, 0u);
+    EXPECT_EQ(st.redundancy_restored_at_s, st.finished_at_s);
+    EXPECT_EQ(st.chunk_errors, 0u);
+    Result<cluster::PgStatesReport> r =
+        cluster::pg_states({.map = &out, .pool_id = pool, .data = &*data, .sizes = &sizes});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->by_name.at("active+clean"), 256u);
+    std::printf("pool %lld osd.5 out: %u PGs, %.2f GiB written, %.2f GiB read, %.3f s\n",
+                (long long)pool, st.pgs_total, double(st.bytes_written) / kGiB,
+                double(st.bytes_read) / kGiB, st.finished_at_s);
+  }
+}
+
+TEST(RecoveryService, AnEmptyPlanIsDoneAtOnce) {
+  World w;
+  RecoveryService service(w.env, RecoveryOptions{});
+  service.execute(RecoveryPlan{});
+  bool waited = false;
+  w.env.spawn(0, "waiter", [&] {
+    service.wait();
+    waited = true;
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  EXPECT_TRUE(waited);
+  EXPECT_EQ(service.stats().finished_at_s, 0.0);
+}
+
+}  // namespace
+}  // namespace granary::recovery
