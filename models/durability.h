@@ -71,7 +71,8 @@ Result<DurabilityResult> durability(const DurabilityInput& input);
 
 // The fraction of the C(drives, t + 1) sets of t + 1 drives that hold t + 1 chunks of at
 // least one of `pg_sets` (the drives of each PG, as CRUSH maps them). Errors: a drive id
-// outside [0, drives), a PG with fewer than t + 1 distinct drives, more than 10^8 subsets.
+// outside [0, drives), a PG with fewer than t + 1 distinct drives, more than 10^7 sets to
+// enumerate.
 Result<double> copyset_coverage(const std::vector<std::vector<int32_t>>& pg_sets, int drives,
                                 int tolerated_failures);
 
