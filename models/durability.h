@@ -109,7 +109,7 @@ struct MonteCarloResult {
 // the trial goes on from a healthy cluster (the data restored), so that loss events form a
 // renewal process whose rate estimates 1 / MTTDL. input.copyset_coverage is not used.
 // Deterministic for a seed. Errors: inputs as durability(), PG sets that do not match,
-// options out of range or a run expected to need more than 10^9 events.
+// options out of range or a run expected to simulate more than 10^9 drive failures.
 Result<MonteCarloResult> durability_monte_carlo(const DurabilityInput& input,
                                                 const std::vector<std::vector<int32_t>>& pg_sets,
                                                 const MonteCarloOptions& options);
