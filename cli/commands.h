@@ -22,5 +22,6 @@ inline void fail_input(ExitCode& code, const Status& s) {
 void register_crush_commands(CLI::App& app, ExitCode& code);
 void register_validate_command(CLI::App& app, ExitCode& code);
 void register_run_commands(CLI::App& app, ExitCode& code);
+void register_test_command(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli
