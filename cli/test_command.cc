@@ -132,11 +132,12 @@ Result<std::vector<Case>> collect(const std::vector<std::string>& args) {
     for (; it != end; it.increment(ec)) {
       if (ec) return Status::io_error(arg + ": cannot read the directory (" + ec.message() + ")");
       const fs::path& p = it->path();
+      std::error_code type_ec;
       if (p.filename().string().rfind('.', 0) == 0) {
-        if (it->is_directory()) it.disable_recursion_pending();
+        if (it->is_directory(type_ec)) it.disable_recursion_pending();
         continue;
       }
-      if (p.extension() == ".json" && it->is_regular_file()) files.push_back(p);
+      if (p.extension() == ".json" && it->is_regular_file(type_ec)) files.push_back(p);
     }
     if (ec) return Status::io_error(arg + ": cannot read the directory (" + ec.message() + ")");
     std::sort(files.begin(), files.end());
