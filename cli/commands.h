@@ -23,5 +23,6 @@ void register_crush_commands(CLI::App& app, ExitCode& code);
 void register_validate_command(CLI::App& app, ExitCode& code);
 void register_run_commands(CLI::App& app, ExitCode& code);
 void register_durability_command(CLI::App& app, ExitCode& code);
+void register_test_command(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   granary::cli::register_validate_command(app, code);
   granary::cli::register_run_commands(app, code);
   granary::cli::register_durability_command(app, code);
+  granary::cli::register_test_command(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,4 +1,5 @@
-// granary run and granary plan: simulate a scenario, search for the accelerators it can feed.
+// granary run and granary plan: simulate a scenario (checking its expectations: exit 1 when one
+// fails), search for the accelerators it can feed.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "cli/commands.h"
+#include "models/expectations.h"
 #include "models/scenario_json.h"
 #include "sim/runner.h"
 
@@ -90,6 +93,30 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   return o.str();
 }
 
+// "expectations:       1 of 2 passed" and a PASS/FAIL line per expectation:
+// "  FAIL  summary.epoch_seconds <= 120: 131.2  (epoch fits the window)".
+std::string expectation_lines(const std::vector<models::Expectation>& expectations,
+                              const std::vector<models::ExpectationOutcome>& outcomes) {
+  if (expectations.empty()) return "";
+  size_t passed = 0;
+  for (const models::ExpectationOutcome& o : outcomes) passed += o.passed ? 1 : 0;
+  std::ostringstream out;
+  out << "expectations:        " << passed << " of " << outcomes.size() << " passed\n";
+  for (size_t i = 0; i < expectations.size(); ++i) {
+    const models::Expectation& e = expectations[i];
+    const models::ExpectationOutcome& o = outcomes[i];
+    // The measured value, or why there is none ("not in the report (keys at ...)").
+    const std::string prefix = e.metric + ": ";
+    const std::string detail =
+        o.message.rfind(prefix, 0) == 0 ? o.message.substr(prefix.size()) : o.measured;
+    out << "  " << (o.passed ? "PASS" : "FAIL") << "  " << e.metric << " "
+        << models::condition_text(e) << ": " << detail;
+    if (!e.name.empty()) out << "  (" << e.name << ")";
+    out << "\n";
+  }
+  return out.str();
+}
+
 struct RunArgs {
   std::string path;
   std::string out;
@@ -112,13 +139,23 @@ void run_run(RunArgs& a, ExitCode& code) {
   bar.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!report.ok()) return fail_input(code, report.status());
+  const std::vector<models::Expectation>& expectations = scenario->expectations;
+  std::vector<models::ExpectationOutcome> outcomes;
+  if (!expectations.empty()) {
+    outcomes = models::evaluate(expectations, *report);
+    (*report)["expectations"] = models::outcomes_to_json(expectations, outcomes, *report);
+  }
   if (!a.out.empty()) {
     std::ofstream f(a.out, std::ios::binary);
     f << report->dump(2) << "\n";
     if (!f) return fail_input(code, "--out: cannot write '" + a.out + "'");
   }
   std::cout << summary_text(*scenario, *report);
+  std::cout << expectation_lines(expectations, outcomes);
   std::cerr << "granary: wall time " << fmt(wall, 2) << " s\n";
+  for (const models::ExpectationOutcome& o : outcomes) {
+    if (!o.passed) code.value = 1;  // an expectation failed; the report is written all the same
+  }
 }
 
 // Runs one simulation in a child process (SimGrid allows one per process) and returns its

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/expectations.h"
 #include "models/hardware.h"
 
 namespace granary::models {
@@ -133,6 +134,7 @@ struct Scenario {
   StorageSpec storage;
   std::vector<WorkloadSpec> workloads;
   SimulationSpec simulation;
+  std::vector<Expectation> expectations;  // `expect`: assertions on the run report
 };
 
 }  // namespace granary::models

@@ -21,6 +21,8 @@
 #include "engine/crush/crush_map.h"
 #include "engine/crush/text_format.h"
 #include "models/catalog.h"
+#include "models/expectations.h"
+#include "models/json_diagnostics.h"
 
 namespace granary::models {
 
@@ -46,63 +48,9 @@ std::string num(double v) {
   return buf;
 }
 
-// A JSON value as the "found ..." part of a message: short and on one line.
-std::string describe(const json& j) {
-  switch (j.type()) {
-    case json::value_t::object:
-      return j.empty() ? "an empty object" : "an object";
-    case json::value_t::array:
-      return j.empty() ? "an empty array" : "an array";
-    case json::value_t::number_float:
-      if (!std::isfinite(j.get<double>())) return "a non-finite number";
-      return j.dump();
-    case json::value_t::string: {
-      std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-      if (s.size() > 60) s = s.substr(0, 56) + "...\"";
-      return s;
-    }
-    default:
-      return j.dump(-1, ' ', false, json::error_handler_t::replace);
-  }
-}
-
-// "cluster" + "clients" -> "cluster.clients"; odd keys are quoted so a path stays one line.
-std::string join(const std::string& path, std::string_view key) {
-  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
-  if (!plain) {
-    return path + "[" +
-           json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
-  }
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string list(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-// Optimal string alignment distance (Levenshtein plus adjacent transpositions), ignoring case.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
-          lower(a[i - 2]) == lower(b[j - 1])) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
+using json_diag::describe;
+using json_diag::join;
+using json_diag::list;
 
 // ---- ranges
 
@@ -168,6 +116,7 @@ class Context {
     fail(path, "expected " + what + ", found " + (found ? describe(*found) : "nothing"));
   }
   const fs::path& base_dir() const { return base_dir_; }
+  const std::string& source() const { return source_; }
 
  private:
   std::string source_;
@@ -182,17 +131,7 @@ class Obj {
     if (!j.is_object()) ctx.expected(path_, "an object", &j);
     for (const auto& [key, value] : j.items()) {
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string_view best;
-      size_t best_d = std::numeric_limits<size_t>::max();
-      for (std::string_view k : known) {
-        const size_t d = edit_distance(key, k);
-        if (d < best_d) best_d = d, best = k;
-      }
-      if (best_d <= std::max<size_t>(2, key.size() / 3) && best_d < key.size()) {
-        ctx.fail(join(path_, key), "unknown key (did you mean '" + std::string(best) + "'?)");
-      }
-      std::vector<std::string> names(known.begin(), known.end());
-      ctx.fail(join(path_, key), "unknown key (expected one of: " + list(names) + ")");
+      ctx.fail(join(path_, key), json_diag::unknown_key(key, known));
     }
   }
 
@@ -941,9 +880,9 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     ctx.fail("granary", "unsupported format version " + std::to_string(*v) +
                             " (this granary reads version " + supported + ")");
   }
-  const Obj root(
-      ctx, j, "",
-      {"granary", "name", "description", "seed", "cluster", "storage", "workloads", "simulation"});
+  const Obj root(ctx, j, "",
+                 {"granary", "name", "description", "seed", "cluster", "storage", "workloads",
+                  "simulation", "expect"});
   Scenario s;
   s.version = kScenarioFormatVersion;
   s.name = root.string("name", default_name);
@@ -963,6 +902,11 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     s.simulation = parse_simulation(root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
                        "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"}));
+  }
+  if (const json* expect = root.find("expect")) {  // expectations.h validates its own keys
+    auto e = parse_expectations(*expect, ctx.source(), root.path_of("expect"));
+    if (!e.ok()) throw ScenarioError{e.status().message()};
+    s.expectations = std::move(e).value();
   }
   return s;
 }
