@@ -519,7 +519,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "workloads[0].mlperf: unknown MLPerf Storage workload 'bert' (known: unet3d, resnet50, "
        "cosmoflow)"},
       {[](json& j) { j["workloads"][0]["type"] = "checkpoint_write"; },
-       "workloads[0].type: expected 'training_read', found \"checkpoint_write\""},
+       "workloads[0].type: expected 'training_read' or 'checkpoint', found \"checkpoint_write\""},
       {[](json& j) {
          j["workloads"].push_back({{"mlperf", "unet3d"}});
        },
