@@ -66,6 +66,37 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(100 * fid["storage_capacity_share"].get<double>(), 2) << "% of their capacity";
   }
   o << "\n";
+  if (sum.value("workload", "") == "checkpoint") {
+    const auto& b = r["bounds"];
+    o << "checkpoint:          " << sum["model"].get<std::string>() << ", "
+      << fmt(sum["checkpoint_gb"].get<double>(), 1) << " GB over " << sum["ranks"].get<int>()
+      << " ranks (" << fmt(sum["rank_bytes"].get<double>() / 1e9, 2) << " GB each), "
+      << sum["checkpoints"].get<int>() << " checkpoint(s)"
+      << (sum["fsync"].get<bool>() ? ", fsync" : "") << "\n";
+    o << "write:               " << fmt(sum["write_seconds"].get<double>(), 2) << " s ("
+      << fmt(sum["write_gibps"].get<double>(), 2) << " GiB/s); bound "
+      << fmt(b["write_gibps"].get<double>(), 2) << " GiB/s ("
+      << b["write_bottleneck"].get<std::string>() << ", "
+      << fmt(b["write_seconds_min"].get<double>(), 2) << " s)\n";
+    o << "drive writes:        " << fmt(sum["write_amplification"].get<double>(), 3)
+      << "x the data\n";
+    if (sum["read_seconds"].get<double>() > 0) {
+      o << "read back:           " << fmt(sum["read_seconds"].get<double>(), 2) << " s ("
+        << fmt(sum["read_gibps"].get<double>(), 2) << " GiB/s)\n";
+    }
+    const auto& lat = r["latency_ms"]["write"];
+    o << "rank write time:     p50 " << fmt(lat["p50"].get<double>() / 1e3, 2) << " s, p99 "
+      << fmt(lat["p99"].get<double>() / 1e3, 2) << " s, max "
+      << fmt(lat["max"].get<double>() / 1e3, 2) << " s\n";
+    o << "mean utilisation:   ";
+    for (const auto& [role, u] : r["utilization"].items()) {
+      std::string name = role;
+      std::replace(name.begin(), name.end(), '_', ' ');
+      o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
+    }
+    o << "\n";
+    return o.str();
+  }
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
     << (sum["epoch_extrapolated"].get<bool>()
             ? " (extrapolated from " + fmt(sum["simulated_seconds"].get<double>(), 2) +
@@ -202,6 +233,11 @@ struct PlanArgs {
 void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
   auto scenario = models::load_scenario(a.path);
   if (!scenario.ok()) return fail_input(code, scenario.status());
+  if (scenario->workloads.front().kind != models::WorkloadKind::kTrainingRead) {
+    return fail_input(code, Status::invalid_argument(
+                                a.path + ": workloads[0].type: expected a training_read workload "
+                                         "(accelerator planning measures AU), found checkpoint"));
+  }
   const double threshold = scenario->workloads.front().training.au_threshold;
   std::cout << "Largest accelerators per client node keeping AU >= " << fmt(threshold, 2) << " ("
             << scenario->cluster.clients.count << " client nodes, MLPerf Storage's rule)\n";

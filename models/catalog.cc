@@ -304,10 +304,10 @@ const std::vector<CheckpointWorkload>& mlperf_checkpoints() {
     return w;
   };
   static const std::vector<CheckpointWorkload> kCheckpoints = {
-      c("llama3-8b", 15, 90, 1, 1, 8),          // 105 GB on 8 GPUs
-      c("llama3-70b", 130, 781, 8, 1, 8),       // 912 GB on 64 GPUs
-      c("llama3-405b", 755, 4533, 8, 32, 2),    // 5.29 TB on 512 GPUs
-      c("llama3-1t", 2571, 15426, 8, 64, 2),    // 18 TB on 1024 GPUs
+      c("llama3-8b", 15, 90, 1, 1, 8),        // 105 GB on 8 GPUs
+      c("llama3-70b", 130, 781, 8, 1, 8),     // 912 GB on 64 GPUs
+      c("llama3-405b", 755, 4533, 8, 32, 2),  // 5.29 TB on 512 GPUs
+      c("llama3-1t", 2571, 15426, 8, 64, 2),  // 18 TB on 1024 GPUs
   };
   return kCheckpoints;
 }

@@ -77,9 +77,9 @@ struct CheckpointWorkload {
   double model_gb = 0;      // fp16 model weights, 10^9 bytes
   double optimizer_gb = 0;  // fp32 optimizer state
   int tensor_parallel = 1, pipeline_parallel = 1, data_parallel = 1;
-  int checkpoints = 1;     // checkpoints written (one after the other), then read back
-  bool read_back = true;   // read every checkpoint back after writing (a restart)
-  bool fsync = true;       // each rank's writes are durable before its checkpoint counts done
+  int checkpoints = 1;    // checkpoints written (one after the other), then read back
+  bool read_back = true;  // read every checkpoint back after writing (a restart)
+  bool fsync = true;      // each rank's writes are durable before its checkpoint counts done
 
   int ranks() const { return tensor_parallel * pipeline_parallel * data_parallel; }
   double total_gb() const { return model_gb + optimizer_gb; }

@@ -769,9 +769,8 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
 
 // Keys of one workload kind that the other does not take.
 const std::vector<std::string_view> kTrainingKeys = {
-    "sample_size_mib", "samples_per_file", "files",        "batch_size",
-    "read_threads",    "prefetch_batches", "compute_s_per_step", "epochs",
-    "au_threshold",    "file_format"};
+    "sample_size_mib",  "samples_per_file",   "files",  "batch_size",   "read_threads",
+    "prefetch_batches", "compute_s_per_step", "epochs", "au_threshold", "file_format"};
 const std::vector<std::string_view> kCheckpointKeys = {
     "model_gb",      "optimizer_gb", "tensor_parallel", "pipeline_parallel",
     "data_parallel", "checkpoints",  "read_back",       "fsync"};
@@ -798,13 +797,11 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
   const int64_t accelerators =
       int64_t{cluster.clients.count} * cluster.clients.accelerators_per_node;
   if (c.ranks() > accelerators) {
-    o.fail("data_parallel", "expected tensor_parallel x pipeline_parallel x data_parallel <= " +
-                                std::to_string(accelerators) +
-                                " accelerators (one rank each), found " +
-                                std::to_string(c.tensor_parallel) + " x " +
-                                std::to_string(c.pipeline_parallel) + " x " +
-                                std::to_string(c.data_parallel) + " = " +
-                                std::to_string(c.ranks()));
+    o.fail("data_parallel",
+           "expected tensor_parallel x pipeline_parallel x data_parallel <= " +
+               std::to_string(accelerators) + " accelerators (one rank each), found " +
+               std::to_string(c.tensor_parallel) + " x " + std::to_string(c.pipeline_parallel) +
+               " x " + std::to_string(c.data_parallel) + " = " + std::to_string(c.ranks()));
   }
   c.checkpoints = o.int32("checkpoints", {1, 1000}, c.checkpoints);
   c.read_back = o.boolean("read_back", c.read_back);

@@ -20,6 +20,7 @@
 #include "engine/services/mds.h"
 #include "engine/services/object_store.h"
 #include "engine/services/osd.h"
+#include "engine/services/written_store.h"
 #include "models/topology.h"
 #include "sim/metrics.h"
 #include "sim/platform.h"
@@ -44,12 +45,28 @@ constexpr int64_t kMinRequestsPerServer = 32;
 // Beyond this many storage servers a slice simulates a subset of them (the imbalance between
 // servers is represented by this many; more only costs time).
 constexpr int kMaxSlicedServers = 16;
+// Checkpoint ranks up to which "auto" simulates every rank.
+constexpr int kAutoRequestRanks = 64;
+// ISA-L Reed-Solomon encode throughput per core (docs/models.md, "Writes"), bytes/s.
+constexpr double kEcEncodeBytesPerCoreSecond = 4e9;
+
+bool is_checkpoint(const Scenario& s) {
+  return !s.workloads.empty() && s.workloads[0].kind == models::WorkloadKind::kCheckpoint;
+}
+
+// The client nodes a checkpoint's ranks occupy (one rank per accelerator, from node 0 up).
+int checkpoint_nodes(const Scenario& s) {
+  const int per_node = s.cluster.clients.accelerators_per_node;
+  return (s.workloads[0].checkpoint.ranks() + per_node - 1) / per_node;
+}
 
 }  // namespace
 
 RunPlan plan_run(const Scenario& s) {
   RunPlan p;
-  const int n = s.cluster.clients.count;
+  const bool checkpoint = is_checkpoint(s);
+  // A checkpoint involves only the nodes holding its ranks.
+  const int n = checkpoint ? checkpoint_nodes(s) : s.cluster.clients.count;
   const int servers = s.cluster.storage.count;
   int64_t readers = 0;
   int per_file = 1;  // requests a reader keeps in flight
@@ -72,7 +89,12 @@ RunPlan plan_run(const Scenario& s) {
       break;
   }
   Fidelity f = s.simulation.fidelity;
-  if (f == Fidelity::kAuto) {
+  if (f == Fidelity::kAuto && checkpoint) {
+    const int ranks = s.workloads[0].checkpoint.ranks();
+    f = ranks <= kAutoRequestRanks ? Fidelity::kRequest : Fidelity::kSlice;
+    p.reason = std::to_string(ranks) +
+               " checkpoint ranks: " + (ranks <= kAutoRequestRanks ? "every rank" : "a slice");
+  } else if (f == Fidelity::kAuto) {
     f = readers <= kAutoRequestReaders ? Fidelity::kRequest : Fidelity::kSlice;
     p.reason = std::to_string(readers) + " concurrent readers: " +
                (readers <= kAutoRequestReaders ? "request level" : "a slice");
@@ -91,8 +113,11 @@ RunPlan plan_run(const Scenario& s) {
     // cost does not grow with the storage system once its imbalance is represented.
     auto choose_k = [&](int m) {
       const int64_t simulated_servers = servers / m;
-      const int64_t for_servers = (kMinRequestsPerServer * simulated_servers + per_node - 1) /
-                                  std::max<int64_t>(1, per_node);
+      // (A checkpoint's ranks stream large writes: the representative count suffices.)
+      const int64_t for_servers = checkpoint
+                                      ? 0
+                                      : (kMinRequestsPerServer * simulated_servers + per_node - 1) /
+                                            std::max<int64_t>(1, per_node);
       const int64_t min_clients = std::max<int64_t>(s.simulation.representative_nodes, for_servers);
       for (int k = n; k >= m; --k) {
         if (n % k == 0 && n / k >= min_clients) return k;
@@ -100,7 +125,7 @@ RunPlan plan_run(const Scenario& s) {
       return 0;
     };
     int m = 1;
-    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty()) {
+    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() && !checkpoint) {
       for (int cand = servers / kMaxSlicedServers; cand > 1; --cand) {
         if (servers % cand == 0 && choose_k(cand) > 0) {
           m = cand;
@@ -229,6 +254,11 @@ struct World {
   std::unique_ptr<placement::CrushPool> pool;
   std::unique_ptr<services::PfsLayouts> pfs_layouts;
   std::unique_ptr<services::DatasetObjectIndex> index;
+  // What each drive (rados, pfs) or filer head (nfs) receives by writes, over `index` for a
+  // training run, empty for a checkpoint run.
+  std::vector<std::unique_ptr<services::WrittenObjectStore>> written;
+  std::vector<std::unique_ptr<services::EnvMutex>> head_mutexes;         // nfs
+  std::vector<std::unique_ptr<services::UnstableWrites>> head_unstable;  // nfs
   std::vector<std::unique_ptr<services::OsdService>> object_services;
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   std::vector<ClientNode> clients;
@@ -264,20 +294,309 @@ double round_to(double x, int digits) {
   return std::round(x * f) / f;
 }
 
+// Per-resource utilisation over [0, end_s]: bytes each link carried in its busier direction
+// / (capacity x time), mean and max over the links of each role (snake_case role names).
+nlohmann::json utilization_json(const models::Topology& topology, const Platform& platform,
+                                const std::vector<double>& link_bytes,
+                                const std::vector<double>& link_bytes_reverse, double end_s) {
+  std::map<std::string, std::pair<double, double>> by_role;  // role -> (sum util, count)
+  std::map<std::string, double> max_by_role;
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    const auto& l = topology.links[i];
+    // The busier direction of each link (reads flow one way, requests the other).
+    const bool fwd = link_bytes[i] >= link_bytes_reverse[i];
+    const double cap = (fwd ? platform.forward[i] : platform.reverse[i])->get_bandwidth();
+    const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
+    const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
+    // Report keys in snake_case: "client NIC" -> "client_nic".
+    std::string role = models::link_role_name(l.role);
+    for (char& c : role)
+      c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    by_role[role].first += util;
+    by_role[role].second += 1;
+    max_by_role[role] = std::max(max_by_role[role], util);
+  }
+  nlohmann::json util = nlohmann::json::object();
+  for (const auto& [role, sum] : by_role) {
+    util[role] = {{"mean", round_to(sum.first / sum.second, 6)},
+                  {"max", round_to(max_by_role[role], 6)}};
+  }
+  return util;
+}
+
+// Everything a checkpoint run needs from run_scenario's world building.
+struct CheckpointRun {
+  const Scenario& full;  // as the user wrote it
+  const Scenario& sim;   // the simulated (possibly sliced) cluster
+  const RunPlan& plan;
+  const models::CheckpointWorkload& ck;
+  int sim_ranks;
+  uint64_t seed;
+  const RunOptions& options;
+  const models::Topology& topology;
+  const Platform& platform;
+  const models::MaxFlowBound& read_bound;
+  SimEnv& env;
+  sg4::Engine& engine;
+  World& world;
+  const services::StorageBackend& backend;
+};
+
+// Ranks meeting between the phases of a checkpoint run: the last to arrive lets all go.
+class PhaseBarrier {
+ public:
+  PhaseBarrier(Env& env, int parties) : parties_(parties), mu_(env), gate_(env.make_semaphore(0)) {}
+  void arrive_and_wait() {
+    bool last = false;
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      last = ++arrived_ == parties_;
+    }
+    if (last) {
+      for (int i = 1; i < parties_; ++i) gate_->release();
+    } else {
+      gate_->acquire();
+    }
+  }
+
+ private:
+  int parties_;
+  int arrived_ = 0;
+  services::EnvMutex mu_;
+  std::unique_ptr<Semaphore> gate_;
+};
+
+// The analytic write bound: every byte crosses a client NIC once, enters the storage servers
+// `copies_in` times (from the client, then from the primary to each other copy or shard) and
+// lands on the drives `amplification` times; the bound is the tightest of the three.
+struct WriteBound {
+  double bytes_per_s = 0;
+  std::string bottleneck;
+};
+
+WriteBound write_bound(const Scenario& s, int client_nodes, double efficiency) {
+  const auto& c = s.cluster.clients;
+  const auto& st = s.cluster.storage;
+  double amplification = 1, copies_in = 1;
+  if (s.storage.design == StorageDesign::kRados) {
+    if (s.storage.rados.ec_k > 0) {
+      amplification =
+          static_cast<double>(s.storage.rados.ec_k + s.storage.rados.ec_m) / s.storage.rados.ec_k;
+      // The client sends the object to the primary, which sends (k + m - 1) / k of it on.
+      copies_in = 1 + (amplification - 1.0 / s.storage.rados.ec_k);
+    } else {
+      amplification = s.storage.rados.replicas;
+      copies_in = s.storage.rados.replicas;
+    }
+  }
+  const double client_nic =
+      client_nodes * c.nic.count * c.nic.profile.ports * c.nic.profile.gbps * 1e9 / 8 * efficiency;
+  const double storage_nic = st.count * st.nic.count * st.nic.profile.ports * st.nic.profile.gbps *
+                             1e9 / 8 * efficiency / copies_in;
+  const double drives = double{1.0} * st.count * st.drives_per_node * st.drive.write_gbytes_per_s *
+                        1e9 / amplification;
+  WriteBound b{client_nic, "client NICs"};
+  if (storage_nic < b.bytes_per_s) b = {storage_nic, "storage NICs"};
+  if (drives < b.bytes_per_s) b = {drives, "drive writes"};
+  return b;
+}
+
+Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
+  const Scenario& s = r.sim;
+  SimEnv& env = r.env;
+  const int per_node = s.cluster.clients.accelerators_per_node;
+  const int nodes = (r.sim_ranks + per_node - 1) / per_node;
+  const auto& files = r.world.dataset->files();
+  const double client_cpu_s = s.storage.protocol.client_cpu_us_per_op * 1e-6;
+  std::vector<std::unique_ptr<services::StorageClient>> clients;
+  for (int c = 0; c < nodes; ++c) {
+    services::StorageClientOptions co;
+    co.name = "client" + std::to_string(c);
+    co.cpu_s_per_op = client_cpu_s;
+    clients.push_back(
+        std::make_unique<services::StorageClient>(env, r.topology.client_sinks[c], r.backend, co));
+  }
+  // Per checkpoint and rank: write and read durations.
+  const int n_ck = r.ck.checkpoints;
+  std::vector<std::vector<double>> write_s(n_ck, std::vector<double>(r.sim_ranks, 0));
+  std::vector<std::vector<double>> read_s(n_ck, std::vector<double>(r.sim_ranks, 0));
+  std::vector<double> phase_start(2 * n_ck, 0), phase_end(2 * n_ck, 0);
+  std::vector<std::unique_ptr<PhaseBarrier>> barriers;
+  for (int i = 0; i < 2 * n_ck + 1; ++i) {
+    barriers.push_back(std::make_unique<PhaseBarrier>(env, r.sim_ranks));
+  }
+  Status first_error;
+  int ranks_done = 0;
+  for (int rank = 0; rank < r.sim_ranks; ++rank) {
+    const int node = rank / per_node;
+    env.spawn(r.topology.client_sinks[node], "rank" + std::to_string(rank), [&, rank, node] {
+      services::StorageClient& client = *clients[node];
+      auto fail = [&](const Status& st) {
+        if (first_error.ok()) first_error = st;
+      };
+      for (int phase = 0; phase < 2 * n_ck; ++phase) {
+        barriers[phase]->arrive_and_wait();
+        const bool writing = phase < n_ck;
+        if (!writing && !r.ck.read_back) continue;
+        const int c = writing ? phase : phase - n_ck;
+        const auto& f = files[static_cast<size_t>(c) * r.sim_ranks + rank];
+        const double t0 = env.now_s();
+        if (rank == 0) phase_start[phase] = t0;
+        if (writing) {
+          auto w = client.write_file(f.path, f.size_bytes, {.fsync = r.ck.fsync});
+          if (!w.ok()) fail(w.status());
+          write_s[c][rank] = env.now_s() - t0;
+        } else {
+          auto rd = client.read_file(f.path, f.size_bytes);
+          if (!rd.ok()) fail(rd.status());
+          read_s[c][rank] = env.now_s() - t0;
+        }
+        phase_end[phase] = std::max(phase_end[phase], env.now_s());
+      }
+      ++ranks_done;
+    });
+  }
+  // Monitor: drive and link load, progress.
+  const double interval_s = 0.25;
+  std::vector<double> link_bytes(r.topology.links.size(), 0.0),
+      link_bytes_reverse(r.topology.links.size(), 0.0);
+  std::vector<double> drive_write_series, drive_read_series;
+  const double full_factor = static_cast<double>(r.ck.ranks()) / r.sim_ranks;
+  const double gib = std::ldexp(1.0, 30);
+  const double total_bytes = r.ck.total_gb() * 1e9;
+  uint64_t drive_bytes = 0;
+  env.spawn(r.topology.clients.front(), "monitor", [&] {
+    const double expected_bytes =
+        static_cast<double>(r.world.dataset->total_bytes()) * (r.ck.read_back ? 2 : 1);
+    for (;;) {
+      env.sleep_s(interval_s);
+      double dw = 0, dr = 0;
+      for (size_t i = 0; i < link_bytes.size(); ++i) {
+        const double f = r.platform.forward[i]->get_usage() * interval_s;
+        const double b = r.platform.reverse[i]->get_usage() * interval_s;
+        link_bytes[i] += f;
+        link_bytes_reverse[i] += b;
+        if (r.topology.links[i].role == LinkRole::kDrive) {
+          dr += f;
+          dw += b;
+        }
+      }
+      drive_write_series.push_back(dw * full_factor / interval_s / gib);
+      drive_read_series.push_back(dr * full_factor / interval_s / gib);
+      if (r.options.on_progress) {
+        double moved = 0;
+        for (auto& c : clients) {
+          const auto st = c->stats();
+          moved += static_cast<double>(st.bytes_written + st.bytes_read);
+        }
+        r.options.on_progress(env.now_s(), std::min(1.0, moved / std::max(1.0, expected_bytes)));
+      }
+      if (ranks_done == r.sim_ranks || env.now_s() >= s.simulation.max_simulated_s) {
+        // Read the services' counters here: their locks are Env semaphores, usable only
+        // from a task.
+        for (const auto& o : r.world.object_services) drive_bytes += o->stats().bytes_written;
+        if (ranks_done < r.sim_ranks) sg4::Actor::kill_all();
+        return;
+      }
+    }
+  });
+  r.engine.run();
+  if (!first_error.ok()) return first_error;
+  if (ranks_done < r.sim_ranks) {
+    return Status::invalid_argument(
+        r.full.source_path + ": simulation.max_simulated_s: the checkpoint did not finish in " +
+        std::to_string(s.simulation.max_simulated_s) + " simulated seconds");
+  }
+  double end_s = 0;
+  for (double e : phase_end) end_s = std::max(end_s, e);
+
+  // A checkpoint's duration is its slowest rank's (MLPerf Storage); mean over checkpoints.
+  auto phase_stats = [&](const std::vector<std::vector<double>>& d, LatencyRecorder& per_rank) {
+    double sum = 0;
+    for (const auto& ck : d) {
+      sum += *std::max_element(ck.begin(), ck.end());
+      for (double x : ck) per_rank.add(x);
+    }
+    return sum / static_cast<double>(d.size());
+  };
+  LatencyRecorder write_ranks, read_ranks;
+  const double write_seconds = phase_stats(write_s, write_ranks);
+  const double read_seconds = r.ck.read_back ? phase_stats(read_s, read_ranks) : 0;
+  const double written = static_cast<double>(r.world.dataset->total_bytes());
+  const WriteBound wb =
+      write_bound(r.full, checkpoint_nodes(r.full), s.storage.protocol.efficiency);
+
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {{"name", r.full.name}, {"source", r.full.source_path}, {"seed", r.seed}};
+  report["fidelity"] = {
+      {"mode", fidelity_name(r.plan.fidelity)},
+      {"slice_factor", r.plan.slice_factor},
+      {"simulated_client_nodes", nodes},
+      {"simulated_ranks", r.sim_ranks},
+      {"simulated_storage_servers", r.plan.storage_servers},
+      {"storage_capacity_share", round_to(1.0 / r.plan.slice_factor, 6)},
+      {"transfer_unit_mib", round_to(s.simulation.transfer_unit_bytes / 1048576.0, 6)},
+      {"reason", r.plan.reason}};
+  nlohmann::json summary;
+  summary["workload"] = "checkpoint";
+  summary["model"] = r.ck.name;
+  summary["ranks"] = r.ck.ranks();
+  summary["accelerators"] = r.ck.ranks();
+  summary["checkpoint_bytes"] = static_cast<uint64_t>(std::llround(total_bytes));
+  summary["checkpoint_gb"] = round_to(total_bytes / 1e9, 6);
+  summary["checkpoints"] = n_ck;
+  summary["rank_bytes"] = files.front().size_bytes;
+  summary["write_seconds"] = round_to(write_seconds, 6);
+  summary["write_gibps"] = round_to(write_seconds > 0 ? total_bytes / write_seconds / gib : 0, 6);
+  summary["write_gbps"] = round_to(write_seconds > 0 ? total_bytes / write_seconds / 1e9 : 0, 6);
+  summary["read_seconds"] = round_to(read_seconds, 6);
+  summary["read_gibps"] = round_to(read_seconds > 0 ? total_bytes / read_seconds / gib : 0, 6);
+  summary["fsync"] = r.ck.fsync;
+  summary["write_amplification"] = round_to(written > 0 ? drive_bytes / written : 0, 6);
+  summary["drive_bytes_written"] = static_cast<uint64_t>(std::llround(drive_bytes * full_factor));
+  summary["simulated_seconds"] = round_to(end_s, 6);
+  report["summary"] = summary;
+  report["bounds"] = {
+      {"write_gibps", round_to(wb.bytes_per_s / gib, 6)},
+      {"write_bottleneck", wb.bottleneck},
+      {"write_seconds_min", round_to(total_bytes / wb.bytes_per_s, 6)},
+      {"max_flow_gibps", round_to(r.read_bound.bytes_per_s / gib, 6)},
+      {"bottleneck",
+       r.read_bound.bottleneck.empty() ? std::string() : r.read_bound.bottleneck.front()}};
+  auto lat = [&](const LatencyRecorder& l, const char* unit) {
+    return nlohmann::json{{"unit", unit},
+                          {"count", l.count()},
+                          {"mean", round_to(l.mean() * 1e3, 6)},
+                          {"p50", round_to(l.percentile(50) * 1e3, 6)},
+                          {"p99", round_to(l.percentile(99) * 1e3, 6)},
+                          {"max", round_to(l.max() * 1e3, 6)}};
+  };
+  report["latency_ms"]["write"] = lat(write_ranks, "one rank's checkpoint write, fsync included");
+  if (r.ck.read_back) report["latency_ms"]["read"] = lat(read_ranks, "one rank's checkpoint read");
+  report["utilization"] =
+      utilization_json(r.topology, r.platform, link_bytes, link_bytes_reverse, end_s);
+  nlohmann::json dw = nlohmann::json::array(), dr = nlohmann::json::array();
+  for (double x : drive_write_series) dw.push_back(round_to(x, 6));
+  for (double x : drive_read_series) dr.push_back(round_to(x, 6));
+  report["series"] = {
+      {"interval_s", interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
+  return report;
+}
+
 }  // namespace
 
-Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& options) {
-  if (in.workloads.size() != 1) {
-    return Status::invalid_argument(
-        in.source_path + ": workloads: format 1 runs exactly one training workload, found " +
-        std::to_string(in.workloads.size()));
+Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
+  if (scenario.workloads.size() != 1) {
+    return Status::invalid_argument(scenario.source_path +
+                                    ": workloads: format 1 runs exactly one workload, found " +
+                                    std::to_string(scenario.workloads.size()));
   }
-  if (in.storage.design == StorageDesign::kRados && in.storage.rados.ec_k > 0) {
-    return Status::not_supported(
-        in.source_path +
-        ": storage.rados.erasure: reads from erasure-coded pools are not simulated yet "
-        "(use replicas)");
-  }
+  // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
+  Scenario shrunk = scenario;
+  if (is_checkpoint(scenario)) shrunk.cluster.clients.count = checkpoint_nodes(scenario);
+  const Scenario& in = shrunk;
+  const bool checkpoint = in.workloads[0].kind == models::WorkloadKind::kCheckpoint;
   const RunPlan plan = plan_run(in);
   const int k = plan.slice_factor;
   const uint64_t seed = options.seed.value_or(in.seed);
@@ -345,6 +664,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   ds.samples_per_file = w.samples_per_file;
   ds.sample_bytes_mean = w.sample_bytes_mean;
   ds.sample_bytes_stddev = w.sample_bytes_stddev;
+  const models::CheckpointWorkload& ck = in.workloads[0].checkpoint;
+  const int sim_ranks = checkpoint ? (ck.ranks() + plan.slice_factor - 1) / plan.slice_factor : 0;
+  if (checkpoint) {
+    // The checkpoint files: one per simulated rank and checkpoint, each rank's even share of
+    // the model and optimizer state (file c * ranks + r is rank r's part of checkpoint c).
+    ds.files = int64_t{sim_ranks} * ck.checkpoints;
+    ds.samples_per_file = 1;
+    ds.sample_bytes_mean = std::max(4096.0, std::round(ck.total_gb() * 1e9 / ck.ranks()));
+    ds.sample_bytes_stddev = 0;
+  }
   auto dataset = services::Dataset::create(ds, env.random());
   if (!dataset.ok()) return dataset.status();
   world.dataset = std::make_unique<services::Dataset>(std::move(*dataset));
@@ -354,6 +683,17 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   const uint64_t drive_capacity = static_cast<uint64_t>(s.cluster.storage.drive.capacity_tb * 1e12);
   const int drives = static_cast<int>(topology->drives.size());
   services::StorageBackend backend;
+  // Erasure coding CPU: ISA-L's Reed-Solomon encodes several GB/s per core (docs/models.md).
+  const double ec_cpu_s_per_byte = 1.0 / kEcEncodeBytesPerCoreSecond;
+  // Every drive takes writes into a store of its own, over the dataset's objects for a
+  // training run (a checkpoint run starts empty).
+  auto writable_store = [&](int d) -> services::WrittenObjectStore& {
+    (void)d;
+    world.written.push_back(std::make_unique<services::WrittenObjectStore>(
+        drive_capacity,
+        checkpoint ? nullptr : static_cast<const services::ObjectIndex*>(world.index.get())));
+    return *world.written.back();
+  };
 
   if (s.storage.design == StorageDesign::kRados) {
     crush::CrushMap map;
@@ -379,15 +719,23 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     world.crush_map = std::make_unique<crush::CrushMap>(std::move(map));
     placement::PoolSpec spec;
     spec.pg_num = s.storage.rados.pg_num;
-    spec.size = std::max(1, s.storage.rados.replicas);
-    spec.crush_rule = s.storage.rados.crush_rule >= 0 ? s.storage.rados.crush_rule : 0;
+    const bool ec = s.storage.rados.ec_k > 0;
+    spec.size =
+        ec ? s.storage.rados.ec_k + s.storage.rados.ec_m : std::max(1, s.storage.rados.replicas);
+    spec.erasure = ec;
+    // The generated map's rule 0 is replicated by host, rule 1 erasure (indep) by host.
+    spec.crush_rule = s.storage.rados.crush_rule >= 0 ? s.storage.rados.crush_rule : (ec ? 1 : 0);
     auto pool = placement::CrushPool::create(
         *world.crush_map, spec, placement::OsdStates::all_up_in(world.crush_map->max_devices()));
     if (!pool.ok()) return pool.status();
     world.pool = std::make_unique<placement::CrushPool>(std::move(*pool));
     layout::RbdLayoutSpec ls;
     ls.object_size_bytes = s.storage.rados.object_size_bytes;
-    ls.stripe_unit_bytes = s.storage.rados.object_size_bytes;
+    if (checkpoint) {
+      // Checkpoint writes go in transfer units (docs/models.md, "Checkpoints").
+      ls.object_size_bytes = std::max(ls.object_size_bytes, s.simulation.transfer_unit_bytes);
+    }
+    ls.stripe_unit_bytes = ls.object_size_bytes;
     auto rbd = layout::RbdLayout::create(ls);
     if (!rbd.ok()) return rbd.status();
     world.index = std::make_unique<services::DatasetObjectIndex>(
@@ -396,10 +744,17 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       services::OsdServiceOptions o;
       o.endpoint_name = services::osd_endpoint_name(d);
       o.cpu_s_per_op = server_cpu_s;
+      o.ec_cpu_s_per_byte = ec_cpu_s_per_byte;
+      // A primary's worker waits for its replicas or shards: Ceph's 16 op threads per OSD
+      // (osd_op_num_shards_ssd 8 x osd_op_num_threads_per_shard_ssd 2).
+      o.worker_tasks = 16;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), *world.index, o));
+          env, env.host_of_drive(d), env.device(d), writable_store(d), o));
     }
-    backend = services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects, {}};
+    ErasureCoding ec_spec;
+    if (ec) ec_spec = ErasureCoding{s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
+    backend =
+        services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects, ec_spec};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
     for (int d = 0; d < drives; ++d) {
@@ -427,7 +782,7 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
       o.cpu_s_per_op = server_cpu_s;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), *world.index, o));
+          env, env.host_of_drive(d), env.device(d), writable_store(d), o));
     }
     // Metadata servers: each runs ops_per_s / k (the slice's share) with the given latency.
     const double service_s = s.storage.pfs.mds_latency_us * 1e-6;
@@ -439,13 +794,16 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
       o.parallel_ops = parallel;
       o.service_time_s = parallel / ops;
       world.mds.push_back(std::make_unique<services::MetadataService>(
-          env, topology->mds[m], world.dataset->sizes_by_path(), o));
+          env, topology->mds[m],
+          checkpoint ? std::map<std::string, uint64_t, std::less<>>{}
+                     : world.dataset->sizes_by_path(),
+          o));
     }
     // Lustre's 4 MiB RPCs; a slice coalesces them up to the transfer unit, keeping the bytes
     // in flight per file.
     uint64_t rpc = 4ull << 20;
     int inflight = s.storage.pfs.inflight_rpcs;
-    if (k > 1 && s.simulation.transfer_unit_bytes > rpc) {
+    if ((k > 1 || checkpoint) && s.simulation.transfer_unit_bytes > rpc) {
       const uint64_t bytes_in_flight = rpc * static_cast<uint64_t>(inflight);
       rpc = s.simulation.transfer_unit_bytes;
       inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rpc));
@@ -460,19 +818,26 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
     world.index = std::make_unique<services::DatasetObjectIndex>(
         *world.dataset, services::DatasetObjectIndex::Naming::kNfs);
     for (int h = 0; h < heads; ++h) {
+      // The head's files are written into one store its drive services share (a file lands
+      // on whichever drive's worker takes each RPC; the simulated drives have no seek model).
+      services::WrittenObjectStore& store = writable_store(h);
+      world.head_mutexes.push_back(std::make_unique<services::EnvMutex>(env));
+      world.head_unstable.push_back(std::make_unique<services::UnstableWrites>(env));
       for (int i = 0; i < s.cluster.storage.drives_per_node; ++i) {
         const int drive = h * s.cluster.storage.drives_per_node + i;
         services::OsdServiceOptions o;
         o.endpoint_name = services::nfs_endpoint_name(h);
         o.cpu_s_per_op = server_cpu_s;
         o.worker_tasks = 2;
+        o.store_mutex = world.head_mutexes.back().get();
+        o.unstable = world.head_unstable.back().get();
         world.object_services.push_back(std::make_unique<services::OsdService>(
-            env, env.host_of_drive(drive), env.device(drive), *world.index, o));
+            env, env.host_of_drive(drive), env.device(drive), store, o));
       }
     }
     uint64_t rsize = s.storage.nfs.rsize_bytes;
     int inflight = s.storage.nfs.inflight_rpcs;
-    if (k > 1 && s.simulation.transfer_unit_bytes > rsize) {  // coalesced, as for pfs
+    if ((k > 1 || checkpoint) && s.simulation.transfer_unit_bytes > rsize) {  // as for pfs
       const uint64_t bytes_in_flight = rsize * static_cast<uint64_t>(inflight);
       rsize = s.simulation.transfer_unit_bytes;
       inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rsize));
@@ -481,6 +846,11 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   }
   for (auto& svc : world.object_services) svc->start();
   for (auto& m : world.mds) m->start();
+
+  if (checkpoint) {
+    return run_checkpoint(CheckpointRun{scenario, s, plan, ck, sim_ranks, seed, options, *topology,
+                                        *platform, bound, env, engine, world, backend});
+  }
 
   // ---- clients
   const int accel = s.cluster.clients.accelerators_per_node;
@@ -707,25 +1077,6 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
   double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
   double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());
 
-  // Per-resource utilisation over the measured span: bytes carried / (capacity x time).
-  std::map<std::string, std::pair<double, double>> by_role;  // role -> (sum util, count)
-  std::map<std::string, double> max_by_role;
-  for (size_t i = 0; i < topology->links.size(); ++i) {
-    const auto& l = topology->links[i];
-    // The busier direction of each link (reads flow one way, requests the other).
-    const bool fwd = link_bytes[i] >= link_bytes_reverse[i];
-    const double cap = (fwd ? platform->forward[i] : platform->reverse[i])->get_bandwidth();
-    const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
-    const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
-    // Report keys in snake_case: "client NIC" -> "client_nic".
-    std::string role = models::link_role_name(l.role);
-    for (char& c : role)
-      c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    by_role[role].first += util;
-    by_role[role].second += 1;
-    max_by_role[role] = std::max(max_by_role[role], util);
-  }
-
   const double gib = std::ldexp(1.0, 30);
   const double full_factor = static_cast<double>(k);
   nlohmann::json report;
@@ -781,12 +1132,8 @@ Result<nlohmann::json> run_scenario(const Scenario& in, const RunOptions& option
                                   {"p99", round_to(file_latency.percentile(99) * 1e3, 6)},
                                   {"p999", round_to(file_latency.percentile(99.9) * 1e3, 6)},
                                   {"max", round_to(file_latency.max() * 1e3, 6)}};
-  nlohmann::json util;
-  for (const auto& [role, sum] : by_role) {
-    util[role] = {{"mean", round_to(sum.first / sum.second, 6)},
-                  {"max", round_to(max_by_role[role], 6)}};
-  }
-  report["utilization"] = util;
+  report["utilization"] =
+      utilization_json(*topology, *platform, link_bytes, link_bytes_reverse, end_s);
   nlohmann::json rates = nlohmann::json::array();
   for (double r : series.rates(end_s)) rates.push_back(round_to(r * full_factor / gib, 6));
   nlohmann::json aus_json = nlohmann::json::array();
