@@ -161,7 +161,12 @@ class Parser {
     return error_at(loc_of(peek()), "expected " + what + ", found " + found(peek()));
   }
   Status expect(std::string_view word) {
-    if (peek().text != word) return expected("'" + std::string(word) + "'");
+    if (peek().text != word) {
+      // (Built up with append: GCC 12 at -O3 warns -Wrestrict on "'" + std::string + "'".)
+      std::string quoted = "'";
+      quoted.append(word).append("'");
+      return expected(quoted);
+    }
     next();
     return Status();
   }

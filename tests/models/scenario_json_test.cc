@@ -687,3 +687,50 @@ TEST(ScenarioJson, ShippedScenariosAreValid) {
 
 }  // namespace
 }  // namespace granary::models
+
+namespace granary::models {
+namespace {
+
+TEST(ScenarioJsonCheckpoint, PresetsResolveAndKeysOverride) {
+  json j = minimal();
+  j["cluster"]["clients"]["count"] = 8;  // 64 accelerators
+  j["workloads"] = json::parse(R"([{"type": "checkpoint", "mlperf": "llama3-70b",
+                                     "checkpoints": 2, "fsync": false}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const WorkloadSpec& w = r->workloads[0];
+  EXPECT_EQ(w.kind, WorkloadKind::kCheckpoint);
+  EXPECT_EQ(w.name, "llama3-70b");
+  EXPECT_EQ(w.checkpoint.ranks(), 64);
+  EXPECT_DOUBLE_EQ(w.checkpoint.total_gb(), 911);
+  EXPECT_EQ(w.checkpoint.checkpoints, 2);
+  EXPECT_FALSE(w.checkpoint.fsync);
+  EXPECT_TRUE(w.checkpoint.read_back);
+}
+
+TEST(ScenarioJsonCheckpoint, BadCheckpointsGiveClearErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"([{"type": "checkpoint", "mlperf": "llama3-70b"}])",
+       "s.json: workloads[0].data_parallel: expected tensor_parallel x pipeline_parallel x "
+       "data_parallel <= 32 accelerators (one rank each), found 8 x 1 x 8 = 64"},
+      {R"([{"type": "checkpoint", "name": "c"}])", "s.json: workloads[0].model_gb:"},
+      {R"([{"type": "checkpoint", "mlperf": "llama3-8b", "files": 3}])",
+       "s.json: workloads[0].files: applies to training_read workloads, not to a checkpoint "
+       "workload"},
+      {R"([{"mlperf": "unet3d", "fsync": true}])",
+       "s.json: workloads[0].fsync: applies to checkpoint workloads, not to a training_read "
+       "workload"},
+      {R"([{"type": "checkpoint", "mlperf": "llama3-7b"}])",
+       "s.json: workloads[0].mlperf: unknown MLPerf Storage checkpoint workload 'llama3-7b'"},
+  };
+  for (const auto& [workloads, message] : cases) {
+    json j = minimal();
+    j["workloads"] = json::parse(workloads);
+    auto r = parse(j);
+    ASSERT_FALSE(r.ok()) << workloads;
+    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
+  }
+}
+
+}  // namespace
+}  // namespace granary::models
