@@ -52,6 +52,19 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
+// "mean utilisation:    client nic 47% drive 15% ..." from the report's utilization.
+std::string utilisation_line(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "mean utilisation:   ";
+  for (const auto& [role, u] : r["utilization"].items()) {
+    std::string name = role;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
+  }
+  o << "\n";
+  return o.str();
+}
+
 std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   std::ostringstream o;
   const auto& sum = r["summary"];
@@ -88,13 +101,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     o << "rank write time:     p50 " << fmt(lat["p50"].get<double>() / 1e3, 2) << " s, p99 "
       << fmt(lat["p99"].get<double>() / 1e3, 2) << " s, max "
       << fmt(lat["max"].get<double>() / 1e3, 2) << " s\n";
-    o << "mean utilisation:   ";
-    for (const auto& [role, u] : r["utilization"].items()) {
-      std::string name = role;
-      std::replace(name.begin(), name.end(), '_', ' ');
-      o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
-    }
-    o << "\n";
+    o << utilisation_line(r);
     return o.str();
   }
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
@@ -114,13 +121,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   o << "sample read latency: p50 " << fmt(lat["p50"].get<double>(), 1) << " ms, p99 "
     << fmt(lat["p99"].get<double>(), 1) << " ms, p999 " << fmt(lat["p999"].get<double>(), 1)
     << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
-  o << "mean utilisation:   ";
-  for (const auto& [role, u] : r["utilization"].items()) {
-    std::string name = role;
-    std::replace(name.begin(), name.end(), '_', ' ');
-    o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
-  }
-  o << "\n";
+  o << utilisation_line(r);
   return o.str();
 }
 

@@ -176,6 +176,25 @@ void OsdService::write_deferred(const std::vector<DeviceExtent>& deferred) {
     (void)device_.write(e.offset_bytes, Payload::of_size(e.length_bytes));
 }
 
+uint64_t OsdService::send_shard_read(const std::string& to, const std::string& object,
+                                     const redundancy::ShardExtent& extent, const ErasureCoding& ec,
+                                     Endpoint& own) {
+  ReadRequest sub;
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    sub.request_id = ++sub_request_id_;
+  }
+  const uint64_t id = sub.request_id;
+  sub.object = object;
+  sub.offset = extent.offset_bytes;
+  sub.length = extent.length_bytes;
+  sub.reply_to = own.name();
+  sub.sent_at_s = env_.now_s();
+  sub.ec = ec;
+  env_.send(host_, to, Message{std::move(sub), {}});
+  return id;
+}
+
 void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
   env_.compute_s(options_.cpu_s_per_op);
   ReadReply reply;
@@ -241,19 +260,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
       local.push_back(e);
       continue;
     }
-    ReadRequest sub;
-    {
-      std::lock_guard<EnvMutex> lock(mu_);
-      sub.request_id = ++sub_request_id_;
-    }
-    sub.object = request.object;
-    sub.offset = e.offset_bytes;
-    sub.length = e.length_bytes;
-    sub.reply_to = own.name();
-    sub.sent_at_s = env_.now_s();
-    sub.ec = request.ec;
-    waiting.insert(sub.request_id);
-    env_.send(host_, request.shards[e.shard], Message{std::move(sub), {}});
+    waiting.insert(send_shard_read(request.shards[e.shard], request.object, e, request.ec, own));
   }
   std::string error;
   for (const auto& e : local) {
@@ -373,19 +380,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
         if (extents.ok()) (void)read_local(*extents);
         continue;
       }
-      ReadRequest sub;
-      {
-        std::lock_guard<EnvMutex> lock(mu_);
-        sub.request_id = ++sub_request_id_;
-      }
-      sub.object = request.object;
-      sub.offset = e.offset_bytes;
-      sub.length = e.length_bytes;
-      sub.reply_to = own.name();
-      sub.sent_at_s = env_.now_s();
-      sub.ec = request.ec;
-      reads.insert(sub.request_id);
-      env_.send(host_, request.shards[shard], Message{std::move(sub), {}});
+      reads.insert(send_shard_read(request.shards[shard], request.object, e, request.ec, own));
     }
     while (!reads.empty()) {
       Result<Message> m = own.recv();

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/redundancy/erasure.h"
 #include "engine/services/env_mutex.h"
 #include "engine/services/object_store.h"
 
@@ -124,6 +125,10 @@ class OsdService {
                      std::vector<DeviceExtent>* deferred);
   void write_deferred(const std::vector<DeviceExtent>& deferred);
   void count(uint64_t OsdStats::*field, uint64_t n);
+  // Asks the shard OSD `to` for `extent` of its shard of `object`, replies to `own`; the id.
+  uint64_t send_shard_read(const std::string& to, const std::string& object,
+                           const redundancy::ShardExtent& extent, const ErasureCoding& ec,
+                           Endpoint& own);
 
   Env& env_;
   HostId host_;
