@@ -105,6 +105,9 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     return o.str();
   }
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
+    << (!sum.value("epoch_complete", true)
+            ? " at least (not finished within simulation.max_simulated_s)"
+            : "")
     << (sum["epoch_extrapolated"].get<bool>()
             ? " (extrapolated from " + fmt(sum["simulated_seconds"].get<double>(), 2) +
                   " s of steady state)"

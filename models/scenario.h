@@ -65,6 +65,18 @@ struct ClusterSpec {
 
 enum class StorageDesign { kRados, kPfs, kNfs };
 
+// Ceph's failure detection and recovery throttles (docs/recovery.md), option names in the
+// comments, defaults for flash.
+struct RecoverySpec {
+  double heartbeat_interval_s = 6;          // osd_heartbeat_interval
+  double heartbeat_grace_s = 20;            // osd_heartbeat_grace
+  double down_out_interval_s = 600;         // mon_osd_down_out_interval (0: never mark out)
+  int max_backfills = 1;                    // osd_max_backfills
+  int recovery_max_active = 3;              // osd_recovery_max_active
+  double recovery_sleep_s = 0;              // osd_recovery_sleep_ssd
+  double recovery_bytes_per_s_per_osd = 0;  // the recovery share of an OSD (0: no limit)
+};
+
 struct RadosSpec {
   uint32_t pg_num = 4096;
   int replicas = 3;                         // replicated pool; 0 when erasure-coded
@@ -73,6 +85,7 @@ struct RadosSpec {
   std::string crush_map_path;  // empty: generated from the cluster (host failure domain)
   int32_t crush_rule = -1;     // -1: the generated rule
   int inflight_objects = 2;    // object reads in flight per file read (8 MiB readahead)
+  RecoverySpec recovery;
 };
 
 struct PfsSpec {
@@ -111,6 +124,22 @@ struct WorkloadSpec {
   CheckpointWorkload checkpoint;  // kind checkpoint
 };
 
+// ---- failures
+
+enum class FailureKind {
+  kOsdCrash,      // the OSD daemon dies; its drive and data survive
+  kDriveFailure,  // the drive dies with its data; the OSD cannot come back
+  kHostDown,      // every OSD of a storage host crashes (power, kernel); data survives
+  kOsdRestart,    // a crashed OSD comes back
+  kHostRestart,   // a host that went down comes back
+};
+
+struct FailureEvent {
+  double at_s = 0;
+  FailureKind kind = FailureKind::kOsdCrash;
+  int32_t target = 0;  // the OSD id (osd_*, drive_failure) or storage host index (host_*)
+};
+
 // ---- simulation
 
 enum class Fidelity { kAuto, kRequest, kSlice };
@@ -133,6 +162,7 @@ struct Scenario {
   ClusterSpec cluster;
   StorageSpec storage;
   std::vector<WorkloadSpec> workloads;
+  std::vector<FailureEvent> failures;  // in time order
   SimulationSpec simulation;
   std::vector<Expectation> expectations;  // `expect`: assertions on the run report
 };

@@ -587,6 +587,23 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   r.object_size_bytes = o.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 128 * kMiB, 4 * kKiB,
                                      r.object_size_bytes);
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
+  if (o.has("recovery")) {
+    const Obj rc =
+        o.object("recovery", {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
+                              "max_backfills", "recovery_max_active", "recovery_sleep_s",
+                              "recovery_mib_per_s_per_osd"});
+    RecoverySpec& v = r.recovery;
+    v.heartbeat_interval_s =
+        rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
+    v.heartbeat_grace_s = rc.number("heartbeat_grace_s", {0, true, 3600}, v.heartbeat_grace_s);
+    v.down_out_interval_s =
+        rc.number("down_out_interval_s", {0, false, 1e7}, v.down_out_interval_s);
+    v.max_backfills = rc.int32("max_backfills", {1, 1024}, v.max_backfills);
+    v.recovery_max_active = rc.int32("recovery_max_active", {1, 1024}, v.recovery_max_active);
+    v.recovery_sleep_s = rc.number("recovery_sleep_s", {0, false, 60}, v.recovery_sleep_s);
+    v.recovery_bytes_per_s_per_osd =
+        rc.number("recovery_mib_per_s_per_osd", {0, false, 1e7}, 0) * kMiB;
+  }
   if (!o.has("crush_map")) {
     if (o.has("crush_rule")) {
       o.fail("crush_rule",
@@ -700,9 +717,9 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
   switch (s.design) {
     case StorageDesign::kRados: {
       const json empty = json::object();
-      const std::vector<std::string_view> keys = {"pg_num",          "replicas",  "erasure",
-                                                  "object_size_mib", "crush_map", "crush_rule",
-                                                  "inflight_objects"};
+      const std::vector<std::string_view> keys = {"pg_num",           "replicas",  "erasure",
+                                                  "object_size_mib",  "crush_map", "crush_rule",
+                                                  "inflight_objects", "recovery"};
       s.rados = parse_rados(
           o.has("rados") ? o.object("rados", keys) : Obj(o.ctx(), empty, o.path_of("rados"), keys),
           cluster);
@@ -866,6 +883,47 @@ SimulationSpec parse_simulation(const Obj& o) {
   return s;
 }
 
+std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
+  std::vector<FailureEvent> out;
+  const json* arr = root.find("failures");
+  if (!arr) return out;
+  if (!arr->is_array()) root.expected("failures", "an array of failure events");
+  if (!arr->empty() && s.storage.design != StorageDesign::kRados) {
+    root.fail("failures",
+              "failure injection is simulated for design 'rados' (Ceph's monitor "
+              "and recovery), found design '" +
+                  std::string(storage_design_name(s.storage.design)) + "'");
+  }
+  const int osds = s.cluster.storage.count * s.cluster.storage.drives_per_node;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const std::string path = root.path_of("failures") + "[" + std::to_string(i) + "]";
+    const Obj o(root.ctx(), (*arr)[i], path, {"at_s", "kind", "osd", "host"});
+    FailureEvent e;
+    e.at_s = o.number("at_s", {0, false, 1e9}, std::nullopt);
+    e.kind = o.choice<FailureKind>("kind",
+                                   {{"osd_crash", FailureKind::kOsdCrash},
+                                    {"drive_failure", FailureKind::kDriveFailure},
+                                    {"host_down", FailureKind::kHostDown},
+                                    {"osd_restart", FailureKind::kOsdRestart},
+                                    {"host_restart", FailureKind::kHostRestart}},
+                                   std::nullopt);
+    const bool host = e.kind == FailureKind::kHostDown || e.kind == FailureKind::kHostRestart;
+    const char* key = host ? "host" : "osd";
+    const char* other = host ? "osd" : "host";
+    if (o.has(other)) {
+      o.fail(other, std::string("does not apply to this kind; it names ") +
+                        (host ? "a storage host in 'host'" : "an OSD in 'osd'"));
+    }
+    e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
+    if (!out.empty() && e.at_s < out.back().at_s) {
+      o.fail("at_s", "expected events in time order (>= " + std::to_string(out.back().at_s) +
+                         "), found " + std::to_string(e.at_s));
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
 Scenario parse_document(const Context& ctx, const json& j, std::string default_name) {
   if (!j.is_object()) ctx.expected("", "a JSON object at the top level", &j);
   const json* version = j.contains("granary") ? &j.at("granary") : nullptr;
@@ -879,7 +937,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   }
   const Obj root(ctx, j, "",
                  {"granary", "name", "description", "seed", "cluster", "storage", "workloads",
-                  "simulation", "expect"});
+                  "failures", "simulation", "expect"});
   Scenario s;
   s.version = kScenarioFormatVersion;
   s.name = root.string("name", default_name);
@@ -895,6 +953,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.storage = parse_storage(root.object("storage", {"design", "protocol", "rados", "pfs", "nfs"}),
                             s.cluster);
   s.workloads = parse_workloads(root, s.cluster);
+  s.failures = parse_failures(root, s);
   if (root.has("simulation")) {
     s.simulation = parse_simulation(root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",

@@ -1,6 +1,7 @@
 #include "sim/runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "engine/services/osd.h"
 #include "engine/services/written_store.h"
 #include "models/topology.h"
+#include "sim/failures.h"
 #include "sim/metrics.h"
 #include "sim/platform.h"
 #include "sim/sim_env.h"
@@ -125,7 +127,9 @@ RunPlan plan_run(const Scenario& s) {
       return 0;
     };
     int m = 1;
-    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() && !checkpoint) {
+    // (Failures name OSDs of the whole cluster: every server is simulated.)
+    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() && !checkpoint &&
+        s.failures.empty()) {
       for (int cand = servers / kMaxSlicedServers; cand > 1; --cand) {
         if (servers % cand == 0 && choose_k(cand) > 0) {
           m = cand;
@@ -141,7 +145,8 @@ RunPlan plan_run(const Scenario& s) {
                 " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) +
                 " of its capacity";
   }
-  p.allow_early_stop = s.simulation.stop_at_steady_state;
+  // A failure scenario runs to the end: the failures break any steady state.
+  p.allow_early_stop = s.simulation.stop_at_steady_state && s.failures.empty();
   p.clients = n / p.slice_factor;
   p.storage_servers = servers / p.storage_factor;
   return p;
@@ -260,6 +265,11 @@ struct World {
   std::vector<std::unique_ptr<services::EnvMutex>> head_mutexes;         // nfs
   std::vector<std::unique_ptr<services::UnstableWrites>> head_unstable;  // nfs
   std::vector<std::unique_ptr<services::OsdService>> object_services;
+  // Failure scenarios (rados): the clients read through the current map epoch's placement.
+  std::unique_ptr<SwitchingPlacement> switching;
+  std::atomic<uint32_t> map_epoch{1};
+  std::unique_ptr<cluster::OsdMap> osd_map;
+  std::unique_ptr<FailureDriver> failures;
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   std::vector<ClientNode> clients;
 };
@@ -729,6 +739,23 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         *world.crush_map, spec, placement::OsdStates::all_up_in(world.crush_map->max_devices()));
     if (!pool.ok()) return pool.status();
     world.pool = std::make_unique<placement::CrushPool>(std::move(*pool));
+    placement::Placement* client_placement = world.pool.get();
+    if (!s.failures.empty()) {
+      // The cluster map the monitor will change, and the placement the clients follow.
+      cluster::Pool cp;
+      cp.spec = spec;
+      cp.redundancy =
+          ec ? cluster::Redundancy::erasure_coded(s.storage.rados.ec_k, s.storage.rados.ec_m)
+             : cluster::Redundancy::replicated(spec.size);
+      auto osd_map = cluster::OsdMap::create(
+          std::make_shared<const crush::CrushMap>(*world.crush_map), drives, {cp});
+      if (!osd_map.ok()) return osd_map.status();
+      world.osd_map = std::make_unique<cluster::OsdMap>(std::move(*osd_map));
+      auto initial = world.osd_map->pool_placement(spec.id);
+      if (!initial.ok()) return initial.status();
+      world.switching = std::make_unique<SwitchingPlacement>(std::move(*initial));
+      client_placement = world.switching.get();
+    }
     layout::RbdLayoutSpec ls;
     ls.object_size_bytes = s.storage.rados.object_size_bytes;
     if (checkpoint) {
@@ -748,13 +775,19 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       // A primary's worker waits for its replicas or shards: Ceph's 16 op threads per OSD
       // (osd_op_num_shards_ssd 8 x osd_op_num_threads_per_shard_ssd 2).
       o.worker_tasks = 16;
+      // With failures, an erasure-coded primary reads around a silent shard after 1 s.
+      if (!s.failures.empty()) o.shard_timeout_s = 1.0;
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), writable_store(d), o));
     }
     ErasureCoding ec_spec;
     if (ec) ec_spec = ErasureCoding{s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
-    backend =
-        services::RadosBackend{*rbd, world.pool.get(), s.storage.rados.inflight_objects, ec_spec};
+    backend = services::RadosBackend{*rbd,
+                                     client_placement,
+                                     s.storage.rados.inflight_objects,
+                                     ec_spec,
+                                     s.failures.empty() ? nullptr : &world.map_epoch,
+                                     1.0};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
     for (int d = 0; d < drives; ++d) {
@@ -846,6 +879,32 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   }
   for (auto& svc : world.object_services) svc->start();
   for (auto& m : world.mds) m->start();
+  if (world.osd_map) {
+    FailureDriverOptions fo;
+    fo.events = s.failures;
+    fo.recovery = s.storage.rados.recovery;
+    // A slice's servers run at m/k of their capacity: so does their recovery share.
+    fo.recovery.recovery_bytes_per_s_per_osd *= share;
+    fo.drives_per_host = s.cluster.storage.drives_per_node;
+    fo.monitor_host = env.host_of_drive(0);
+    std::vector<services::OsdService*> osds;
+    for (int d = 0; d < drives; ++d) {
+      osds.push_back(world.object_services[d].get());
+      fo.osd_hosts.push_back(env.host_of_drive(d));
+    }
+    const uint64_t object_bytes = s.storage.rados.object_size_bytes;
+    uint64_t objects = 0;
+    for (const auto& f : world.dataset->files()) {
+      objects += (f.size_bytes + object_bytes - 1) / object_bytes;
+    }
+    fo.sizes =
+        cluster::PgSizes::spread(s.storage.rados.pg_num, objects, world.dataset->total_bytes());
+    auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
+                                        world.map_epoch, std::move(fo));
+    if (!driver.ok()) return driver.status();
+    world.failures = std::move(*driver);
+    world.failures->start();
+  }
 
   if (checkpoint) {
     return run_checkpoint(CheckpointRun{scenario, s, plan, ck, sim_ranks, seed, options, *topology,
@@ -1094,6 +1153,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   summary["accelerators"] = in.cluster.clients.count * accel;
   summary["epoch_seconds"] = round_to(epoch_s, 6);
   summary["epoch_extrapolated"] = extrapolated;
+  // Stopped at max_simulated_s before the loaders finished (and not from a steady state): the
+  // epoch took at least the simulated time.
+  const bool epoch_complete = stopped_at_s < 0 || extrapolated;
+  summary["epoch_complete"] = epoch_complete;
+  if (!epoch_complete) summary["epoch_seconds"] = round_to(std::max(epoch_s, end_s), 6);
   summary["simulated_seconds"] = round_to(end_s, 6);
   summary["read_gibps_mean"] = round_to(end_s > 0 ? bytes * full_factor / end_s / gib : 0, 6);
   // The rate once every loader's prefetch queue had filled (start-up excluded).
@@ -1140,6 +1204,44 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   for (double a : au_series) aus_json.push_back(round_to(a, 6));
   report["series"] = {
       {"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
+  if (world.failures) {
+    nlohmann::json rec = world.failures->report(end_s);
+    // The slice moved 1/k of the data: whole-cluster figures.
+    for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
+                            "objects_lost", "degraded_objects_max"}) {
+      rec[key] = static_cast<uint64_t>(rec[key].get<uint64_t>() * full_factor);
+    }
+    for (auto& x : rec["series"]["recovery_gibps"]) x = round_to(x.get<double>() * full_factor, 6);
+    uint64_t resent = 0;
+    double blocked = 0;
+    for (const auto& cs : client_stats) {
+      resent += cs.resent;
+      blocked += cs.blocked_s;
+    }
+    rec["requests_resent"] = resent * k;
+    rec["blocked_io_seconds"] = round_to(blocked * full_factor, 6);
+    // MLPerf AU over windows: compute time of the steps that ended in the window over the
+    // accelerators' time in it.
+    auto window_au = [&](double t0, double t1) -> nlohmann::json {
+      if (!(t1 > t0)) return nullptr;
+      double steps = 0;
+      for (auto& node : world.clients) {
+        for (auto& gpu : node.gpus) {
+          for (double t : gpu->metrics().step_end_s) steps += (t > t0 && t <= t1) ? 1 : 0;
+        }
+      }
+      return round_to(std::min(1.0, steps * w.compute_s_per_step / (total_gpus * (t1 - t0))), 6);
+    };
+    const double failed_at = world.failures->first_failure_s();
+    const double clean_at = world.failures->clean_at_s();
+    if (failed_at >= 0) {
+      rec["accelerator_utilization_before_failure"] =
+          window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
+      rec["accelerator_utilization_after_failure"] =
+          window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
+    }
+    report["recovery"] = rec;
+  }
   return report;
 }
 

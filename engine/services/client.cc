@@ -117,27 +117,71 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
 
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
                                          Endpoint& reply_ep) {
-  std::map<uint64_t, size_t> pending;  // request id -> index in reads
+  struct Pending {
+    size_t index;  // in reads
+    double first_sent_s;
+    uint32_t epoch;  // of the map the target came from
+    std::string endpoint;
+  };
+  std::map<uint64_t, Pending> pending;  // request id -> what it asks
   size_t next = 0;
   Status first_error;
   uint64_t bytes = 0;
-  auto send_next = [&] {
-    const ObjectRead& read = reads[next];
+  const auto* rados = std::get_if<RadosBackend>(&backend_);
+  const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
+  auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
+  auto send = [&](size_t index, const ObjectRead& read, double first_sent_s) {
     ReadRequest request;
     request.request_id = next_request_id();
     request.object = read.object;
     request.offset = read.offset_bytes;
     request.length = read.length_bytes;
     request.reply_to = reply_ep.name();
-    if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->ec.k > 0) {
-      request.ec = r->ec;
+    if (rados != nullptr && rados->ec.k > 0) {
+      request.ec = rados->ec;
       request.shards = read.group;
     }
     env_.compute_s(options_.cpu_s_per_op);
     request.sent_at_s = env_.now_s();
-    pending.emplace(request.request_id, next);
-    ++next;
+    pending.emplace(request.request_id,
+                    Pending{index, first_sent_s < 0 ? request.sent_at_s : first_sent_s, epoch_now(),
+                            read.endpoint});
     env_.send(host_, read.endpoint, Message{std::move(request), {}});
+  };
+  auto send_next = [&] {
+    send(next, reads[next], -1);
+    ++next;
+  };
+  // After a map change, the requests whose object now has another primary go there.
+  auto resend_moved = [&] {
+    const uint32_t epoch = epoch_now();
+    std::vector<std::pair<uint64_t, Pending>> moved;
+    for (const auto& [id, p] : pending) {
+      if (p.epoch != epoch) moved.emplace_back(id, p);
+    }
+    for (auto& [id, p] : moved) {
+      Result<std::vector<ObjectRead>> again = Status::io_error("unplanned");
+      {
+        std::lock_guard<EnvMutex> lock(placement_mu_);
+        // One extent of one object: its new primary (and shards).
+        again = rados_object_request(*rados->placement, reads[p.index], rados->ec.k > 0);
+      }
+      if (!again.ok() || again->empty()) {
+        pending[id].epoch = epoch;  // nowhere to go yet: wait for the next map
+        continue;
+      }
+      if ((*again)[0].endpoint == p.endpoint && (*again)[0].group == reads[p.index].group) {
+        pending[id].epoch = epoch;
+        continue;
+      }
+      pending.erase(id);
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        ++stats_.resent;
+        stats_.blocked_s += env_.now_s() - p.first_sent_s;
+      }
+      send(p.index, (*again)[0], p.first_sent_s);
+    }
   };
   while (next < reads.size() && pending.size() < window) send_next();
   {
@@ -145,13 +189,19 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     stats_.requests += next;
   }
   while (!pending.empty()) {
-    Result<Message> m = reply_ep.recv();
-    if (!m.ok()) return m.status();
+    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s) : reply_ep.recv();
+    if (!m.ok()) {
+      if (map_epoch && m.status().code() == Status::Code::kNotFound) {
+        resend_moved();  // nothing arrived: perhaps an OSD died and the map moved on
+        continue;
+      }
+      return m.status();
+    }
     const auto* reply = std::get_if<ReadReply>(&m->body);
     if (reply == nullptr) continue;
     auto it = pending.find(reply->request_id);
-    if (it == pending.end()) continue;  // stale (not ours)
-    const ObjectRead& read = reads[it->second];
+    if (it == pending.end()) continue;  // stale (not ours, or answered after a resend)
+    const ObjectRead& read = reads[it->second.index];
     pending.erase(it);
     if (!reply->ok) {
       if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
@@ -195,6 +245,19 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     }
   }
   Result<std::vector<ObjectRead>> reads = plan(path, size_bytes);
+  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->map_epoch) {
+    // A group with no OSD left (its PG is down): the read waits for a map that brings one
+    // back, as I/O to an inactive PG blocks in Ceph.
+    const double blocked_from = env_.now_s();
+    while (!reads.ok() && reads.status().code() == Status::Code::kNotFound) {
+      env_.sleep_s(r->resend_check_s);
+      reads = plan(path, size_bytes);
+    }
+    if (env_.now_s() > blocked_from) {
+      std::lock_guard<EnvMutex> lock(mu_);
+      stats_.blocked_s += env_.now_s() - blocked_from;
+    }
+  }
   if (!reads.ok()) return fail(reads.status());
   Result<uint64_t> bytes = exchange(*reads, window, reply_ep);
   if (!bytes.ok()) return fail(bytes.status());

@@ -52,6 +52,12 @@ struct RadosBackend {
   placement::Placement* placement = nullptr;  // required; not owned
   int window_requests = 0;  // object requests in flight per file read or write (0: all at once)
   ErasureCoding ec;         // the pool's erasure code (k = 0: replicated)
+  // The epoch of the cluster map behind `placement` (null: it never changes). A request
+  // unanswered for resend_check_s is sent again to its object's new primary once the epoch has
+  // moved on (Ceph's clients resend on a new map: a crashed OSD answers nothing until the
+  // monitor marks it down).
+  const std::atomic<uint32_t>* map_epoch = nullptr;
+  double resend_check_s = 1.0;
 };
 
 struct PfsBackend {
@@ -100,6 +106,8 @@ struct ClientStats {
   uint64_t metadata_ops = 0;           // opens and closes sent
   uint64_t errors = 0;                 // failed file reads and closes
   std::vector<double> file_latency_s;  // per successful file read, in completion order
+  uint64_t resent = 0;                 // requests sent again after a map change
+  double blocked_s = 0;                // time resent requests had waited for a silent OSD
   uint64_t files_written = 0;
   uint64_t bytes_written = 0;
   uint64_t write_requests = 0;

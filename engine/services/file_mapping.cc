@@ -77,6 +77,20 @@ Result<std::vector<ObjectRead>> rados_reads(const layout::RbdLayout& layout,
   return reads;
 }
 
+Result<std::vector<ObjectRead>> rados_object_request(placement::Placement& placement,
+                                                     const ObjectRead& read, bool with_group) {
+  std::vector<int32_t> scratch;
+  Result<int32_t> osd = primary_of(placement, read.object, scratch);
+  if (!osd.ok()) return osd.status();
+  ObjectRead r{osd_endpoint_name(*osd), read.object, read.offset_bytes, read.length_bytes, {}};
+  if (with_group) {
+    for (int32_t d : scratch) {
+      r.group.push_back(d == placement::kNoDevice ? std::string() : osd_endpoint_name(d));
+    }
+  }
+  return std::vector<ObjectRead>{std::move(r)};
+}
+
 Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout,
                                           std::string_view file, uint64_t offset_bytes,
                                           uint64_t length_bytes, uint64_t max_request_bytes) {

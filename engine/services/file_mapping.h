@@ -60,6 +60,10 @@ Result<std::vector<ObjectRead>> rados_reads(const layout::RbdLayout& layout,
                                             placement::Placement& placement, std::string_view file,
                                             uint64_t offset_bytes, uint64_t length_bytes,
                                             bool with_group = false);
+// rados: `read` (one extent of one object) addressed anew by the placement: its primary now
+// (and with `with_group` every position). not_found when the group has no device.
+Result<std::vector<ObjectRead>> rados_object_request(placement::Placement& placement,
+                                                     const ObjectRead& read, bool with_group);
 // pfs: the stripe extents of the range, each cut into requests of <= max_request_bytes (> 0).
 Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout,
                                           std::string_view file, uint64_t offset_bytes,

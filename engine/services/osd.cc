@@ -1,6 +1,7 @@
 #include "engine/services/osd.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -108,6 +109,7 @@ void OsdService::serve(int worker) {
       env_.send(host_, options_.endpoint_name, Message{Shutdown{}, {}});  // for the next worker
       return;
     }
+    if (!available()) continue;  // crashed: the request is lost
     if (const auto* r = std::get_if<ReadRequest>(&m->body)) {
       handle_read(*r, own);
     } else if (const auto* w = std::get_if<WriteRequest>(&m->body)) {
@@ -247,40 +249,53 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     return;
   }
 
-  // The primary of an erasure-coded object: gather (and rebuild) the range.
+  // The primary of an erasure-coded object: gather (and rebuild) the range. A shard that
+  // stays silent past shard_timeout_s is read around: the read is planned again without it.
   const auto profile = profile_of(request.ec);
   std::vector<bool> available(request.shards.size());
   for (size_t i = 0; i < available.size(); ++i) available[i] = !request.shards[i].empty();
-  auto plan = redundancy::plan_read(profile, request.offset, request.length, available);
-  if (!plan.ok()) return fail(ReplyError::kNone, plan.status().message());
-  std::set<uint64_t> waiting;
-  std::vector<redundancy::ShardExtent> local;
-  for (const auto& e : plan->reads) {
-    if (request.shards[e.shard] == options_.endpoint_name) {
-      local.push_back(e);
-      continue;
-    }
-    waiting.insert(send_shard_read(request.shards[e.shard], request.object, e, request.ec, own));
-  }
+  Result<redundancy::ReadPlan> plan = Status::io_error("unplanned");
   std::string error;
-  for (const auto& e : local) {
-    const uint64_t have = std::min(e.length_bytes, object->size_bytes > e.offset_bytes
-                                                       ? object->size_bytes - e.offset_bytes
-                                                       : uint64_t{0});
-    if (have == 0) continue;
-    auto extents = device_extents(request.object, e.offset_bytes, have);
-    if (extents.ok()) {
-      if (auto data = read_local(*extents); !data.ok()) error = data.status().message();
-    } else {
-      error = extents.status().message();
+  for (;;) {
+    plan = redundancy::plan_read(profile, request.offset, request.length, available);
+    if (!plan.ok()) return fail(ReplyError::kNone, plan.status().message());
+    std::map<uint64_t, int> waiting;  // request id -> shard
+    std::vector<redundancy::ShardExtent> local;
+    for (const auto& e : plan->reads) {
+      if (request.shards[e.shard] == options_.endpoint_name) {
+        local.push_back(e);
+        continue;
+      }
+      waiting[send_shard_read(request.shards[e.shard], request.object, e, request.ec, own)] =
+          e.shard;
     }
-  }
-  while (!waiting.empty()) {
-    Result<Message> m = own.recv();
-    if (!m.ok()) return;  // the host went down
-    const auto* r = std::get_if<ReadReply>(&m->body);
-    if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
-    if (!r->ok && error.empty()) error = r->error;
+    for (const auto& e : local) {
+      const uint64_t have = std::min(e.length_bytes, object->size_bytes > e.offset_bytes
+                                                         ? object->size_bytes - e.offset_bytes
+                                                         : uint64_t{0});
+      if (have == 0) continue;
+      auto extents = device_extents(request.object, e.offset_bytes, have);
+      if (extents.ok()) {
+        if (auto data = read_local(*extents); !data.ok()) error = data.status().message();
+      } else {
+        error = extents.status().message();
+      }
+    }
+    bool timed_out = false;
+    while (!waiting.empty()) {
+      Result<Message> m =
+          options_.shard_timeout_s > 0 ? own.recv(options_.shard_timeout_s) : own.recv();
+      if (!m.ok()) {
+        if (m.status().code() != Status::Code::kNotFound) return;  // the host went down
+        timed_out = true;
+        break;
+      }
+      const auto* r = std::get_if<ReadReply>(&m->body);
+      if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
+      if (!r->ok && error.empty()) error = r->error;
+    }
+    if (!timed_out) break;
+    for (const auto& [id, shard] : waiting) available[shard] = false;
   }
   if (!error.empty()) return fail(ReplyError::kNone, error);
   if (plan->decode_bytes > 0) {
@@ -452,6 +467,16 @@ void OsdService::handle_commit(const CommitRequest& request) {
     }
   }
   env_.send(host_, request.reply_to, Message{std::move(reply), {}});
+}
+
+void OsdService::set_available(bool available) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  available_ = available;
+}
+
+bool OsdService::available() const {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return available_;
 }
 
 OsdStats OsdService::stats() const {

@@ -74,6 +74,10 @@ struct OsdServiceOptions {
   Device* journal = nullptr;           // write-ahead journal device (null: none)
   UnstableWrites* unstable = nullptr;  // NFS: required for unstable writes and commits
   EnvMutex* store_mutex = nullptr;     // when several services share one writable index
+  // An erasure-coded primary waits this long for a shard's reply before it reads around the
+  // shard (rebuilding from the others), as Ceph's primary does once the shard's OSD is down.
+  // 0: wait for ever.
+  double shard_timeout_s = 0;
 };
 
 struct OsdStats {
@@ -106,6 +110,10 @@ class OsdService {
 
   const std::string& endpoint_name() const { return options_.endpoint_name; }
   OsdStats stats() const;
+  // A crashed daemon (false) takes requests off its endpoint and answers none of them, as a
+  // dead process's peers see it until the cluster map says it is down; true: back.
+  void set_available(bool available);
+  bool available() const;
 
  private:
   void handle_read(const ReadRequest& request, Endpoint& own);
@@ -141,6 +149,7 @@ class OsdService {
   EnvMutex* store_mu_;           // guards writable_
   OsdStats stats_;               // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
+  bool available_ = true;        // guarded by mu_
 };
 
 }  // namespace granary::services

@@ -139,7 +139,7 @@ TEST(StorageClient, ConcurrentReadersShareOneClient) {
   const layout::RbdLayout layout = layout::RbdLayout::default_layout();
   ASSERT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
   w.start_osds();
-  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}},
+  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
                        {.name = "gpu-node", .cpu_s_per_op = 5e-6});
   for (int k = 0; k < 4; ++k) {
     w.env.spawn(w.client_host, "reader" + std::to_string(k), [&, k] {

@@ -19,7 +19,7 @@ struct ConsumerWorld {
       : w(seed, hw), ring(test::make_ring(1, 1)), dataset(test::make_dataset(stored)) {
     EXPECT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
     w.start_osds();
-    client = std::make_unique<StorageClient>(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}},
+    client = std::make_unique<StorageClient>(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
                                              StorageClientOptions{});
   }
   test::World w;

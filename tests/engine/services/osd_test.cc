@@ -22,7 +22,7 @@ TEST(OsdService, SingleReaderMatchesTheClosedForm) {
   const layout::RbdLayout layout = layout::RbdLayout::default_layout();
   ASSERT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
   w.start_osds();
-  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}}, {});
+  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
   std::vector<double> latencies;
   w.env.spawn(w.client_host, "reader", [&] {
     for (const DatasetFile& f : dataset.files()) {
@@ -67,7 +67,7 @@ TEST(OsdService, ConcurrentReadersSaturateTheDevice) {
     const layout::RbdLayout layout = layout::RbdLayout::default_layout();
     EXPECT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
     w.start_osds();
-    StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}}, {});
+    StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
     for (int k = 0; k < readers; ++k) {
       w.env.spawn(w.client_host, "reader" + std::to_string(k), [&, k] {
         for (size_t i = static_cast<size_t>(k); i < dataset.files().size();
@@ -97,7 +97,7 @@ TEST(OsdService, ErrorRepliesBecomeClientErrors) {
   const layout::RbdLayout layout = layout::RbdLayout::default_layout();
   ASSERT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
   w.start_osds();
-  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}}, {});
+  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
   Status missing, too_long, fine;
   w.env.spawn(w.client_host, "reader", [&] {
     missing = client.read_file("ds/no_such_file", 1000).status();
@@ -135,7 +135,7 @@ TEST(OsdService, ServesEveryObjectOfAStripedFile) {
   for (const auto& [id, store] : w.stores) objects += store.object_count();
   EXPECT_EQ(objects, 2 * 4 * 10u);  // 37.5 MiB -> 10 objects of <= 4 MiB
   w.start_osds();
-  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}}, {});
+  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
   w.env.spawn(w.client_host, "reader", [&] {
     for (const DatasetFile& f : dataset.files()) {
       Result<FileRead> r = client.read_file(f.path, f.size_bytes);
@@ -173,7 +173,7 @@ TEST(OsdService, ShutdownStopsEveryWorker) {
   const layout::RbdLayout layout = layout::RbdLayout::default_layout();
   ASSERT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
   w.start_osds(TaskOptions{.daemon = false});  // the run ends only if every worker stops
-  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}}, {});
+  StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
   Status after;
   w.env.spawn(w.client_host, "reader", [&] {
     const DatasetFile& f = dataset.files()[0];

@@ -47,7 +47,7 @@ TEST(WritePath, ReplicationWritesEveryCopyBeforeTheAck) {
   placement::Ring ring = test::make_ring(3, 3);
   w.start_writable_services([](int d) { return osd_endpoint_name(d); });
   StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
                        {.name = "c"});
   Result<FileWrite> written = Status::io_error("not run");
   Result<FileRead> read = Status::io_error("not run");
@@ -81,13 +81,13 @@ TEST(WritePath, ErasureCodingStoresKPlusMOverKAndReadsDegraded) {
                             }());
   const ErasureCoding ec{4, 2, 4096};
   StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec},
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec, nullptr, 1.0},
                        {.name = "c"});
   // The same pool with osd.3 down.
   MaskedPlacement degraded_placement(ring, 3);
   StorageClient degraded(
       w.env, w.client_host,
-      RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec}, {.name = "d"});
+      RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec, nullptr, 1.0}, {.name = "d"});
   Result<FileWrite> written = Status::io_error("not run");
   Result<FileRead> read = Status::io_error("not run"), read_degraded = Status::io_error("not run");
   uint64_t decoded_healthy = 0;
@@ -184,7 +184,7 @@ TEST(WritePath, JournalAcknowledgesBeforeTheDataDrive) {
                               }());
     placement::Ring ring = test::make_ring(1, 1);
     StorageClient client(w.env, w.client_host,
-                         RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                         RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
                          {.name = "c"});
     double l = 0;
     w.env.spawn(w.client_host, "writer", [&] {
@@ -205,7 +205,7 @@ TEST(WritePath, ReadOnlyServicesRefuseWrites) {
   w.start_osds();
   placement::Ring ring = test::make_ring(1, 1);
   StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}},
+                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
                        {.name = "c"});
   Result<FileWrite> r = Status::io_error("not run");
   w.env.spawn(w.client_host, "writer", [&] { r = client.write_file("f", kMiB); });

@@ -1,0 +1,369 @@
+#include "sim/failures.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace granary::sim {
+
+std::string failure_kind_name(models::FailureKind kind) {
+  switch (kind) {
+    case models::FailureKind::kOsdCrash:
+      return "osd_crash";
+    case models::FailureKind::kDriveFailure:
+      return "drive_failure";
+    case models::FailureKind::kHostDown:
+      return "host_down";
+    case models::FailureKind::kOsdRestart:
+      return "osd_restart";
+    case models::FailureKind::kHostRestart:
+      return "host_restart";
+  }
+  return "?";
+}
+
+namespace {
+
+double round6(double x) {
+  return std::round(x * 1e6) / 1e6;
+}
+
+nlohmann::json time_or_null(double t) {
+  return t < 0 ? nlohmann::json() : nlohmann::json(round6(t));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FailureDriver>> FailureDriver::create(
+    Env& env, cluster::OsdMap map, int64_t pool_id, std::vector<services::OsdService*> services,
+    SwitchingPlacement& placement, std::atomic<uint32_t>& epoch, FailureDriverOptions options) {
+  if (map.pool(pool_id) == nullptr)
+    return Status::invalid_argument("no pool " + std::to_string(pool_id));
+  if (static_cast<int32_t>(services.size()) != map.max_osd() ||
+      static_cast<int32_t>(options.osd_hosts.size()) != map.max_osd()) {
+    return Status::invalid_argument("failure driver: one service and host per OSD expected");
+  }
+  auto data = cluster::PgData::of_map(map, pool_id);
+  if (!data.ok()) return data.status();
+  return std::unique_ptr<FailureDriver>(new FailureDriver(env, std::move(map), pool_id,
+                                                          std::move(services), placement, epoch,
+                                                          std::move(options), std::move(*data)));
+}
+
+FailureDriver::FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
+                             std::vector<services::OsdService*> services,
+                             SwitchingPlacement& placement, std::atomic<uint32_t>& epoch,
+                             FailureDriverOptions options, cluster::PgData data)
+    : env_(env),
+      map_(std::move(map)),
+      pool_id_(pool_id),
+      redundancy_(map_.pool(pool_id)->redundancy),
+      min_size_(map_.pool(pool_id)->min_size > 0
+                    ? map_.pool(pool_id)->min_size
+                    : map_.pool(pool_id)->redundancy.default_min_size()),
+      services_(std::move(services)),
+      placement_(placement),
+      epoch_(epoch),
+      options_(std::move(options)),
+      data_(std::move(data)),
+      intact_(map_.max_osd(), true),
+      crashed_(map_.max_osd(), false) {}
+
+void FailureDriver::start() {
+  // The services' locks are Env semaphores, usable only from a task: set up from one.
+  env_.spawn(options_.monitor_host, "failure-setup", [this] { start_on_task(); });
+}
+
+void FailureDriver::start_on_task() {
+  const auto& rc = options_.recovery;
+  cluster::MonitorOptions mo;
+  mo.heartbeat_interval_s = rc.heartbeat_interval_s;
+  mo.heartbeat_grace_s = rc.heartbeat_grace_s;
+  mo.down_out_interval_s = rc.down_out_interval_s;
+  monitor_ = std::make_unique<cluster::MonitorService>(env_, options_.monitor_host, map_, mo);
+  monitor_->subscribe([this](const cluster::OsdMap& m) { on_map(m); });
+  monitor_->start();
+  for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
+    cluster::HeartbeatOptions ho;
+    ho.monitor_endpoint = mo.endpoint_name;
+    ho.interval_s = rc.heartbeat_interval_s;
+    // Agents start spread over one interval, as OSDs booted at different times.
+    ho.first_at_s = rc.heartbeat_interval_s * env_.random().uniform01();
+    agents_.push_back(
+        std::make_unique<cluster::HeartbeatAgent>(env_, options_.osd_hosts[osd], osd, ho));
+    agents_.back()->start();
+  }
+  recovery::RecoveryOptions ro;
+  ro.max_backfills = rc.max_backfills;
+  ro.recovery_max_active = rc.recovery_max_active;
+  ro.recovery_sleep_s = rc.recovery_sleep_s;
+  ro.osd_recovery_bytes_per_s = rc.recovery_bytes_per_s_per_osd;
+  ro.on_op_done = [this](const recovery::RecoveryOp& op, size_t, double) {
+    recovery::apply_completed(op, redundancy_, data_);
+  };
+  recovery_ = std::make_unique<recovery::RecoveryService>(env_, ro);
+  wake_ = env_.make_semaphore(0);
+  env_.spawn(
+      options_.monitor_host, "recovery-manager",
+      [this] {
+        for (;;) {
+          wake_->acquire();
+          plan_and_run();
+        }
+      },
+      TaskOptions{.daemon = true});
+  env_.spawn(options_.monitor_host, "failure-timeline", [this] { timeline(); });
+  env_.spawn(
+      options_.monitor_host, "pg-sampler", [this] { sampler(); }, TaskOptions{.daemon = true});
+}
+
+void FailureDriver::on_map(const cluster::OsdMap& m) {
+  bool moved = false;
+  for (int32_t osd = 0; osd < m.max_osd(); ++osd) {
+    const bool was_up = map_.is_up(osd), is_up = m.is_up(osd);
+    const bool was_in = map_.is_in(osd), is_in = m.is_in(osd);
+    moved = moved || was_in != is_in;
+    for (auto& r : records_) {
+      if (std::find(r.osds.begin(), r.osds.end(), osd) == r.osds.end()) continue;
+      if (was_up && !is_up && r.down_at_s < 0) r.down_at_s = env_.now_s();
+      if (was_in && !is_in && r.out_at_s < 0) r.out_at_s = env_.now_s();
+      if (!was_up && is_up && r.up_at_s < 0) r.up_at_s = env_.now_s();
+    }
+  }
+  map_ = m;
+  if (auto pool = map_.pool_placement(pool_id_); pool.ok()) placement_.swap(std::move(*pool));
+  epoch_.store(map_.epoch(), std::memory_order_relaxed);
+  if (moved) {
+    if (recovering_) {
+      replan_ = true;
+    } else {
+      wake_->release();
+    }
+  }
+}
+
+void FailureDriver::plan_and_run() {
+  for (;;) {
+    replan_ = false;
+    auto plan = recovery::plan_recovery(data_, map_, pool_id_, options_.sizes);
+    if (!plan.ok() || plan->ops.empty()) break;
+    ++plans_;
+    bytes_moved_ += plan->bytes_to_write;
+    bytes_minimum_ += plan->minimum_bytes;
+    pgs_moved_ += plan->pgs_to_move;
+    if (recovery_started_s_ < 0) recovery_started_s_ = env_.now_s();
+    recovering_ = true;
+    recovery_->execute(std::move(*plan));
+    recovery_->wait();
+    const auto st = recovery_->stats();
+    bytes_read_ += st.bytes_read;
+    recovered_before_ += st.bytes_written;
+    recovering_ = false;
+    recovery_finished_s_ = env_.now_s();
+    if (!replan_) break;
+  }
+  int degraded = 0, inactive = 0, lost = 0;
+  uint64_t lo = 0, lb = 0, dobj = 0;
+  count_pgs(degraded, inactive, lost, lo, lb, dobj);
+  if (degraded == 0) clean_at_s_ = env_.now_s();
+}
+
+void FailureDriver::crash(int32_t osd, bool data_lost) {
+  services_[osd]->set_available(false);
+  agents_[osd]->stop();
+  crashed_[osd] = true;
+  if (data_lost && intact_[osd]) {
+    intact_[osd] = false;
+    for (auto& holders : data_.holders) {
+      for (auto it = holders.begin(); it != holders.end();) {
+        if (*it != osd) {
+          ++it;
+        } else if (redundancy_.erasure) {
+          *it++ = placement::kNoDevice;  // positions stay
+        } else {
+          it = holders.erase(it);
+        }
+      }
+    }
+    mark_lost_pgs();
+  }
+}
+
+void FailureDriver::mark_lost_pgs() {
+  std::vector<bool> lost(data_.holders.size(), false);
+  for (size_t pg = 0; pg < data_.holders.size(); ++pg) {
+    int surviving = 0;
+    for (int32_t h : data_.holders[pg]) surviving += h != placement::kNoDevice && intact_[h];
+    lost[pg] = surviving < redundancy_.needed_to_read();
+  }
+  placement_.set_lost(std::move(lost));
+}
+
+void FailureDriver::restart(int32_t osd) {
+  if (!intact_[osd] || !crashed_[osd]) return;  // a dead drive does not come back
+  crashed_[osd] = false;
+  services_[osd]->set_available(true);
+  agents_[osd]->restart();
+}
+
+void FailureDriver::apply(const models::FailureEvent& e) {
+  EventRecord r;
+  r.event = e;
+  using K = models::FailureKind;
+  if (e.kind == K::kHostDown || e.kind == K::kHostRestart) {
+    for (int d = 0; d < options_.drives_per_host; ++d)
+      r.osds.push_back(e.target * options_.drives_per_host + d);
+  } else {
+    r.osds.push_back(e.target);
+  }
+  for (int32_t osd : r.osds) {
+    switch (e.kind) {
+      case K::kOsdCrash:
+      case K::kHostDown:
+        crash(osd, false);
+        break;
+      case K::kDriveFailure:
+        crash(osd, true);
+        break;
+      case K::kOsdRestart:
+      case K::kHostRestart:
+        restart(osd);
+        break;
+    }
+  }
+  if ((e.kind == K::kOsdCrash || e.kind == K::kDriveFailure || e.kind == K::kHostDown) &&
+      first_failure_s_ < 0) {
+    first_failure_s_ = env_.now_s();
+  }
+  clean_at_s_ = -1;
+  records_.push_back(std::move(r));
+}
+
+void FailureDriver::timeline() {
+  for (const auto& e : options_.events) {
+    if (e.at_s > env_.now_s()) env_.sleep_s(e.at_s - env_.now_s());
+    apply(e);
+    ++events_done_;
+  }
+  // Stay until the cluster has settled: every crashed OSD marked down (and out, when the
+  // monitor marks out) and no recovery running or due.
+  for (;;) {
+    bool settled = !recovering_ && !replan_;
+    for (int32_t osd = 0; osd < map_.max_osd() && settled; ++osd) {
+      if (!crashed_[osd]) {
+        settled = map_.is_up(osd) || !map_.is_in(osd);
+        continue;
+      }
+      settled =
+          !map_.is_up(osd) && (options_.recovery.down_out_interval_s <= 0 || !map_.is_in(osd));
+    }
+    if (settled) {
+      env_.sleep_s(options_.sample_interval_s);  // let the manager take the last change
+      if (!recovering_ && !replan_) {
+        history_ = monitor_->history();  // (its lock works only on a task)
+        return;
+      }
+    }
+    env_.sleep_s(options_.sample_interval_s);
+  }
+}
+
+void FailureDriver::count_pgs(int& degraded, int& inactive, int& lost, uint64_t& lost_objects,
+                              uint64_t& lost_bytes, uint64_t& degraded_objects) const {
+  degraded = inactive = lost = 0;
+  lost_objects = lost_bytes = degraded_objects = 0;
+  for (size_t pg = 0; pg < data_.holders.size(); ++pg) {
+    int surviving = 0, available = 0;
+    for (int32_t h : data_.holders[pg]) {
+      if (h == placement::kNoDevice || !intact_[h]) continue;
+      ++surviving;
+      if (!crashed_[h]) ++available;
+    }
+    const uint64_t objects = pg < options_.sizes.objects.size() ? options_.sizes.objects[pg] : 0;
+    if (available < redundancy_.size) {
+      ++degraded;
+      degraded_objects += objects;
+    }
+    if (available < min_size_) ++inactive;
+    if (surviving < redundancy_.needed_to_read()) {
+      ++lost;
+      lost_objects += objects;
+      lost_bytes += pg < options_.sizes.bytes.size() ? options_.sizes.bytes[pg] : 0;
+    }
+  }
+}
+
+void FailureDriver::sampler() {
+  for (;;) {
+    env_.sleep_s(options_.sample_interval_s);
+    int degraded = 0, inactive = 0, lost = 0;
+    uint64_t lo = 0, lb = 0, dobj = 0;
+    count_pgs(degraded, inactive, lost, lo, lb, dobj);
+    max_degraded_ = std::max(max_degraded_, degraded);
+    max_inactive_ = std::max(max_inactive_, inactive);
+    max_degraded_objects_ = std::max(max_degraded_objects_, dobj);
+    degraded_series_.push_back(degraded);
+    const uint64_t recovered =
+        recovered_before_ + (recovering_ ? recovery_->stats().bytes_written : 0);
+    recovery_gibps_series_.push_back(static_cast<double>(recovered - last_recovered_bytes_) /
+                                     options_.sample_interval_s / std::ldexp(1.0, 30));
+    last_recovered_bytes_ = recovered;
+  }
+}
+
+nlohmann::json FailureDriver::report(double end_s) const {
+  (void)end_s;
+  nlohmann::json events = nlohmann::json::array();
+  double detect = -1;
+  for (const auto& r : records_) {
+    nlohmann::json e = {{"at_s", round6(r.event.at_s)},
+                        {"kind", failure_kind_name(r.event.kind)},
+                        {"osds", r.osds},
+                        {"marked_down_at_s", time_or_null(r.down_at_s)},
+                        {"marked_out_at_s", time_or_null(r.out_at_s)},
+                        {"marked_up_at_s", time_or_null(r.up_at_s)}};
+    if (r.down_at_s >= 0) {
+      e["time_to_detect_s"] = round6(r.down_at_s - r.event.at_s);
+      if (detect < 0) detect = r.down_at_s - r.event.at_s;
+    }
+    events.push_back(e);
+  }
+  int degraded = 0, inactive = 0, lost = 0;
+  uint64_t lost_objects = 0, lost_bytes = 0, dobj = 0;
+  count_pgs(degraded, inactive, lost, lost_objects, lost_bytes, dobj);
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : history_) {
+    changes.push_back({{"epoch", c.epoch}, {"at_s", round6(c.at_s)}, {"what", c.what}});
+  }
+  nlohmann::json r;
+  r["events"] = events;
+  r["map_changes"] = changes;
+  r["time_to_detect_s"] = time_or_null(detect);
+  r["recovery_started_at_s"] = time_or_null(recovery_started_s_);
+  r["recovery_finished_at_s"] = time_or_null(recovery_finished_s_);
+  r["redundancy_restored_at_s"] = time_or_null(clean_at_s_);
+  r["time_to_full_redundancy_s"] = clean_at_s_ >= 0 && first_failure_s_ >= 0
+                                       ? nlohmann::json(round6(clean_at_s_ - first_failure_s_))
+                                       : nlohmann::json();
+  r["bytes_moved"] = bytes_moved_;
+  r["bytes_minimum"] = bytes_minimum_;
+  r["moved_over_minimum"] =
+      bytes_minimum_ > 0 ? round6(static_cast<double>(bytes_moved_) / bytes_minimum_) : 0.0;
+  r["bytes_read"] = bytes_read_;
+  r["pgs_moved"] = pgs_moved_;
+  r["plans"] = plans_;
+  r["degraded_pgs_max"] = max_degraded_;
+  r["degraded_objects_max"] = max_degraded_objects_;
+  r["inactive_pgs_max"] = max_inactive_;
+  r["degraded_pgs_at_end"] = degraded;
+  r["pgs_lost"] = lost;
+  r["objects_lost"] = lost_objects;
+  r["bytes_lost"] = lost_bytes;
+  nlohmann::json ds = nlohmann::json::array(), rs = nlohmann::json::array();
+  for (double d : degraded_series_) ds.push_back(d);
+  for (double x : recovery_gibps_series_) rs.push_back(round6(x));
+  r["series"] = {
+      {"interval_s", options_.sample_interval_s}, {"degraded_pgs", ds}, {"recovery_gibps", rs}};
+  return r;
+}
+
+}  // namespace granary::sim
