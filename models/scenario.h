@@ -132,12 +132,18 @@ enum class FailureKind {
   kHostDown,      // every OSD of a storage host crashes (power, kernel); data survives
   kOsdRestart,    // a crashed OSD comes back
   kHostRestart,   // a host that went down comes back
+  kPartition,     // the listed storage hosts are cut off (a rack's switch): their OSDs are
+                  // unreachable, their data intact
+  kHeal,          // the partition of the listed hosts ends
+  kSlowDrive,     // the OSD's drive runs `factor` times slower (a failing or throttling drive)
 };
 
 struct FailureEvent {
   double at_s = 0;
   FailureKind kind = FailureKind::kOsdCrash;
-  int32_t target = 0;  // the OSD id (osd_*, drive_failure) or storage host index (host_*)
+  int32_t target = 0;  // the OSD id (osd_*, drive_failure, slow_drive) or storage host (host_*)
+  std::vector<int32_t> hosts;  // partition, heal
+  double factor = 1;           // slow_drive: > 1 is slower; 1 restores the drive
 };
 
 // ---- simulation

@@ -883,6 +883,28 @@ SimulationSpec parse_simulation(const Obj& o) {
   return s;
 }
 
+const char* failure_kind_key(FailureKind k) {
+  switch (k) {
+    case FailureKind::kOsdCrash:
+      return "osd_crash";
+    case FailureKind::kDriveFailure:
+      return "drive_failure";
+    case FailureKind::kHostDown:
+      return "host_down";
+    case FailureKind::kOsdRestart:
+      return "osd_restart";
+    case FailureKind::kHostRestart:
+      return "host_restart";
+    case FailureKind::kPartition:
+      return "partition";
+    case FailureKind::kHeal:
+      return "heal";
+    case FailureKind::kSlowDrive:
+      return "slow_drive";
+  }
+  return "?";
+}
+
 std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
@@ -897,7 +919,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   const int osds = s.cluster.storage.count * s.cluster.storage.drives_per_node;
   for (size_t i = 0; i < arr->size(); ++i) {
     const std::string path = root.path_of("failures") + "[" + std::to_string(i) + "]";
-    const Obj o(root.ctx(), (*arr)[i], path, {"at_s", "kind", "osd", "host"});
+    const Obj o(root.ctx(), (*arr)[i], path, {"at_s", "kind", "osd", "host", "hosts", "factor"});
     FailureEvent e;
     e.at_s = o.number("at_s", {0, false, 1e9}, std::nullopt);
     e.kind = o.choice<FailureKind>("kind",
@@ -905,16 +927,43 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
                                     {"drive_failure", FailureKind::kDriveFailure},
                                     {"host_down", FailureKind::kHostDown},
                                     {"osd_restart", FailureKind::kOsdRestart},
-                                    {"host_restart", FailureKind::kHostRestart}},
+                                    {"host_restart", FailureKind::kHostRestart},
+                                    {"partition", FailureKind::kPartition},
+                                    {"heal", FailureKind::kHeal},
+                                    {"slow_drive", FailureKind::kSlowDrive}},
                                    std::nullopt);
+    const bool group = e.kind == FailureKind::kPartition || e.kind == FailureKind::kHeal;
     const bool host = e.kind == FailureKind::kHostDown || e.kind == FailureKind::kHostRestart;
-    const char* key = host ? "host" : "osd";
-    const char* other = host ? "osd" : "host";
-    if (o.has(other)) {
-      o.fail(other, std::string("does not apply to this kind; it names ") +
-                        (host ? "a storage host in 'host'" : "an OSD in 'osd'"));
+    const char* key = group ? "hosts" : host ? "host" : "osd";
+    for (const char* k : {"osd", "host", "hosts"}) {
+      if (std::string_view(k) != key && o.has(k)) {
+        o.fail(k, std::string("does not apply to kind '") + failure_kind_key(e.kind) +
+                      "', which takes '" + key + "'");
+      }
     }
-    e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
+    if (e.kind != FailureKind::kSlowDrive && o.has("factor")) {
+      o.fail("factor", "applies to kind 'slow_drive' only");
+    }
+    if (group) {
+      const json* hs = o.find("hosts");
+      if (!hs || !hs->is_array() || hs->empty()) {
+        o.expected("hosts", "a non-empty array of storage host indexes");
+      }
+      for (size_t h = 0; h < hs->size(); ++h) {
+        const auto v = as_integer((*hs)[h]);
+        if (!v || *v < 0 || *v >= s.cluster.storage.count) {
+          o.fail("hosts", "expected storage host indexes in 0.." +
+                              std::to_string(s.cluster.storage.count - 1) + ", found " +
+                              (*hs)[h].dump() + " at position " + std::to_string(h));
+        }
+        e.hosts.push_back(static_cast<int32_t>(*v));
+      }
+    } else {
+      e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
+    }
+    if (e.kind == FailureKind::kSlowDrive) {
+      e.factor = o.number("factor", {1, false, 1e6}, std::nullopt);
+    }
     if (!out.empty() && e.at_s < out.back().at_s) {
       o.fail("at_s", "expected events in time order (>= " + std::to_string(out.back().at_s) +
                          "), found " + std::to_string(e.at_s));

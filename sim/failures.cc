@@ -17,6 +17,12 @@ std::string failure_kind_name(models::FailureKind kind) {
       return "osd_restart";
     case models::FailureKind::kHostRestart:
       return "host_restart";
+    case models::FailureKind::kPartition:
+      return "partition";
+    case models::FailureKind::kHeal:
+      return "heal";
+    case models::FailureKind::kSlowDrive:
+      return "slow_drive";
   }
   return "?";
 }
@@ -209,9 +215,15 @@ void FailureDriver::apply(const models::FailureEvent& e) {
   EventRecord r;
   r.event = e;
   using K = models::FailureKind;
+  auto add_host = [&](int32_t host) {
+    for (int d = 0; d < options_.drives_per_host; ++d) {
+      r.osds.push_back(host * options_.drives_per_host + d);
+    }
+  };
   if (e.kind == K::kHostDown || e.kind == K::kHostRestart) {
-    for (int d = 0; d < options_.drives_per_host; ++d)
-      r.osds.push_back(e.target * options_.drives_per_host + d);
+    add_host(e.target);
+  } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
+    for (int32_t h : e.hosts) add_host(h);
   } else {
     r.osds.push_back(e.target);
   }
@@ -219,6 +231,7 @@ void FailureDriver::apply(const models::FailureEvent& e) {
     switch (e.kind) {
       case K::kOsdCrash:
       case K::kHostDown:
+      case K::kPartition:  // unreachable: to its peers and the monitor, as good as crashed
         crash(osd, false);
         break;
       case K::kDriveFailure:
@@ -226,15 +239,18 @@ void FailureDriver::apply(const models::FailureEvent& e) {
         break;
       case K::kOsdRestart:
       case K::kHostRestart:
+      case K::kHeal:
         restart(osd);
+        break;
+      case K::kSlowDrive:
+        if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);
         break;
     }
   }
-  if ((e.kind == K::kOsdCrash || e.kind == K::kDriveFailure || e.kind == K::kHostDown) &&
-      first_failure_s_ < 0) {
-    first_failure_s_ = env_.now_s();
-  }
-  clean_at_s_ = -1;
+  const bool failure = e.kind == K::kOsdCrash || e.kind == K::kDriveFailure ||
+                       e.kind == K::kHostDown || e.kind == K::kPartition;
+  if (failure && first_failure_s_ < 0) first_failure_s_ = env_.now_s();
+  if (failure) clean_at_s_ = -1;
   records_.push_back(std::move(r));
 }
 
@@ -316,6 +332,7 @@ nlohmann::json FailureDriver::report(double end_s) const {
   double detect = -1;
   for (const auto& r : records_) {
     nlohmann::json e = {{"at_s", round6(r.event.at_s)},
+                        {"factor", r.event.factor},
                         {"kind", failure_kind_name(r.event.kind)},
                         {"osds", r.osds},
                         {"marked_down_at_s", time_or_null(r.down_at_s)},

@@ -8,8 +8,10 @@
 //
 // Events: osd_crash (the OSD stops answering and heartbeating; its data survives), drive_failure
 // (the same, and its data is gone: a PG whose surviving copies fall below what a read needs has
-// lost objects), host_down (every OSD of the host crashes), osd_restart / host_restart (back;
-// data of a failed drive stays gone).
+// lost objects, and I/O to it blocks), host_down (every OSD of the host crashes), partition
+// (the OSDs of the listed hosts are unreachable, data intact), osd_restart / host_restart /
+// heal (back; data of a failed drive stays gone), slow_drive (the drive runs `factor` times
+// slower; nothing is marked down — the monitor does not see slowness).
 //
 // The driver keeps the world alive (a non-daemon task) until every event has happened and, once
 // OSDs are out, their recovery has finished, so the report can say when redundancy came back.
@@ -18,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -69,6 +72,8 @@ struct FailureDriverOptions {
   std::vector<HostId> osd_hosts;  // [osd]
   cluster::PgSizes sizes;         // the pool's objects and bytes per PG
   double sample_interval_s = 1;   // degraded-PG series
+  // slow_drive: makes OSD `osd`'s drive `factor` times slower (1: its own speed).
+  std::function<void(int32_t osd, double factor)> set_drive_slowdown;
 };
 
 class FailureDriver {

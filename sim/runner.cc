@@ -899,6 +899,25 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     }
     fo.sizes =
         cluster::PgSizes::spread(s.storage.rados.pg_num, objects, world.dataset->total_bytes());
+    // slow_drive: the drive's link (reads one way, writes the other) at 1/factor of its speed.
+    std::map<int, size_t> drive_link;  // global drive number -> topology link
+    for (size_t i = 0; i < topology->links.size(); ++i) {
+      const auto& l = topology->links[i];
+      if (l.role == LinkRole::kDrive) drive_link[topology->nodes[l.a].index] = i;
+    }
+    const Platform* plat = &*platform;
+    fo.set_drive_slowdown = [plat, drive_link,
+                             base = std::map<size_t, std::pair<double, double>>()](
+                                int32_t osd, double factor) mutable {
+      auto it = drive_link.find(osd);
+      if (it == drive_link.end()) return;
+      const size_t i = it->second;
+      if (base.find(i) == base.end()) {
+        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
+      }
+      plat->forward[i]->set_bandwidth(base[i].first / factor);
+      plat->reverse[i]->set_bandwidth(base[i].second / factor);
+    };
     auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
                                         world.map_epoch, std::move(fo));
     if (!driver.ok()) return driver.status();

@@ -152,7 +152,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     send(next, reads[next], -1);
     ++next;
   };
-  // After a map change, the requests whose object now has another primary go there.
+  // After a map change, the requests still waiting go (again) to their object's primary now.
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
     std::vector<std::pair<uint64_t, Pending>> moved;
@@ -170,10 +170,9 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
         pending[id].epoch = epoch;  // nowhere to go yet: wait for the next map
         continue;
       }
-      if ((*again)[0].endpoint == p.endpoint && (*again)[0].group == reads[p.index].group) {
-        pending[id].epoch = epoch;
-        continue;
-      }
+      // Sent again even to the same OSD: it may have been down and back in between, dropping
+      // the request (Ceph's Objecter resends on an OSD session reset too). A late reply to the
+      // first send is ignored.
       pending.erase(id);
       {
         std::lock_guard<EnvMutex> lock(mu_);

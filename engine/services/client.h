@@ -53,9 +53,9 @@ struct RadosBackend {
   int window_requests = 0;  // object requests in flight per file read or write (0: all at once)
   ErasureCoding ec;         // the pool's erasure code (k = 0: replicated)
   // The epoch of the cluster map behind `placement` (null: it never changes). A request
-  // unanswered for resend_check_s is sent again to its object's new primary once the epoch has
-  // moved on (Ceph's clients resend on a new map: a crashed OSD answers nothing until the
-  // monitor marks it down).
+  // unanswered for resend_check_s is sent again to its object's primary of the new epoch once
+  // the epoch has moved on (Ceph's clients resend on a new map: a crashed OSD answers nothing
+  // until the monitor marks it down; one that comes back has lost what it was sent).
   const std::atomic<uint32_t>* map_epoch = nullptr;
   double resend_check_s = 1.0;
 };
