@@ -734,3 +734,59 @@ TEST(ScenarioJsonCheckpoint, BadCheckpointsGiveClearErrors) {
 
 }  // namespace
 }  // namespace granary::models
+
+namespace granary::models {
+namespace {
+
+TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
+  json j = minimal();
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"heartbeat_grace_s": 4,
+      "down_out_interval_s": 5, "max_backfills": 2, "recovery_mib_per_s_per_osd": 100}})");
+  j["failures"] = json::parse(R"([
+      {"at_s": 5, "kind": "osd_crash", "osd": 3},
+      {"at_s": 6, "kind": "partition", "hosts": [1, 2]},
+      {"at_s": 7, "kind": "slow_drive", "osd": 4, "factor": 10},
+      {"at_s": 9, "kind": "heal", "hosts": [1, 2]}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  ASSERT_EQ(r->failures.size(), 4u);
+  EXPECT_EQ(r->failures[0].kind, FailureKind::kOsdCrash);
+  EXPECT_EQ(r->failures[0].target, 3);
+  EXPECT_EQ(r->failures[1].hosts, (std::vector<int32_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(r->failures[2].factor, 10);
+  const RecoverySpec& rc = r->storage.rados.recovery;
+  EXPECT_DOUBLE_EQ(rc.heartbeat_grace_s, 4);
+  EXPECT_DOUBLE_EQ(rc.heartbeat_interval_s, 6);  // default
+  EXPECT_DOUBLE_EQ(rc.down_out_interval_s, 5);
+  EXPECT_EQ(rc.max_backfills, 2);
+  EXPECT_DOUBLE_EQ(rc.recovery_bytes_per_s_per_osd, 100.0 * 1024 * 1024);
+}
+
+TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
+  // 4 storage nodes x 8 drives: OSDs 0..31, hosts 0..3.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 32}])", "s.json: failures[0].osd: expected an integer in 0..31, found 32"},
+      {R"([{"at_s": 5, "kind": "host_down", "osd": 3}])", "s.json: failures[0].osd: does not apply to kind 'host_down', which takes 'host'"},
+      {R"([{"at_s": 5, "kind": "partition", "hosts": [1, 9]}])", "s.json: failures[0].hosts: expected storage host indexes in 0..3, found 9 at position 1"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}, {"at_s": 2, "kind": "osd_restart", "osd": 1}])", "s.json: failures[1].at_s: expected events in time order"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1, "factor": 2}])", "s.json: failures[0].factor: applies to kind 'slow_drive' only"},
+      {R"([{"at_s": 5, "kind": "meteor", "osd": 1}])", "s.json: failures[0].kind: expected"},
+  };
+  for (const auto& [failures, message] : cases) {
+    json j = minimal();
+    j["failures"] = json::parse(failures);
+    auto r = parse(j);
+    ASSERT_FALSE(r.ok()) << failures;
+    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
+  }
+  json pfs = minimal();
+  pfs["storage"] = {{"design", "pfs"}};
+  pfs["failures"] = json::parse(R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}])");
+  auto r = parse(pfs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(error_of(r).find("failure injection is simulated for design 'rados'"), std::string::npos)
+      << error_of(r);
+}
+
+}  // namespace
+}  // namespace granary::models
