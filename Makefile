@@ -31,6 +31,7 @@ bench: deps
 	$(MAKE) build
 	tests/bench/sim_scaling.sh $(BUILD_DIR)
 	tests/bench/crush_vs_crushtool.sh $(BUILD_DIR)
+	tests/bench/failure_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build

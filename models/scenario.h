@@ -85,6 +85,9 @@ struct RadosSpec {
   std::string crush_map_path;  // empty: generated from the cluster (host failure domain)
   int32_t crush_rule = -1;     // -1: the generated rule
   int inflight_objects = 2;    // object reads in flight per file read (8 MiB readahead)
+  // Logical bytes stored in the pool, which recovery moves after a failure (0: the workload's
+  // dataset; more when the pool holds other data too).
+  double stored_bytes = 0;
   RecoverySpec recovery;
 };
 

@@ -587,6 +587,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   r.object_size_bytes = o.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 128 * kMiB, 4 * kKiB,
                                      r.object_size_bytes);
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
+  r.stored_bytes = o.number("stored_tib", {0, false, 1e6}, 0) * 1099511627776.0;
   if (o.has("recovery")) {
     const Obj rc =
         o.object("recovery", {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
@@ -719,7 +720,8 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
       const json empty = json::object();
       const std::vector<std::string_view> keys = {"pg_num",           "replicas",  "erasure",
                                                   "object_size_mib",  "crush_map", "crush_rule",
-                                                  "inflight_objects", "recovery"};
+                                                  "inflight_objects", "recovery",
+                                                  "stored_tib"};
       s.rados = parse_rados(
           o.has("rados") ? o.object("rados", keys) : Obj(o.ctx(), empty, o.path_of("rados"), keys),
           cluster);

@@ -897,8 +897,14 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     for (const auto& f : world.dataset->files()) {
       objects += (f.size_bytes + object_bytes - 1) / object_bytes;
     }
-    fo.sizes =
-        cluster::PgSizes::spread(s.storage.rados.pg_num, objects, world.dataset->total_bytes());
+    // What the pool stores: the dataset, or more (stored_tib), cut like the dataset in a slice.
+    uint64_t stored = world.dataset->total_bytes();
+    const double extra = s.storage.rados.stored_bytes / k;
+    if (extra > static_cast<double>(stored)) {
+      objects = static_cast<uint64_t>(std::ceil(extra / static_cast<double>(object_bytes)));
+      stored = static_cast<uint64_t>(extra);
+    }
+    fo.sizes = cluster::PgSizes::spread(s.storage.rados.pg_num, objects, stored);
     // slow_drive: the drive's link (reads one way, writes the other) at 1/factor of its speed.
     std::map<int, size_t> drive_link;  // global drive number -> topology link
     for (size_t i = 0; i < topology->links.size(); ++i) {
