@@ -75,6 +75,9 @@ struct RecoverySpec {
   int recovery_max_active = 3;              // osd_recovery_max_active
   double recovery_sleep_s = 0;              // osd_recovery_sleep_ssd
   double recovery_bytes_per_s_per_osd = 0;  // the recovery share of an OSD (0: no limit)
+  // Annual failure rate of a drive, for the durability estimate from the measured recovery
+  // (docs/models.md, "Durability"): 1% (the order of data-centre SSD fleets' AFR).
+  double drive_afr = 0.01;
 };
 
 struct RadosSpec {

@@ -604,6 +604,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
     v.recovery_sleep_s = rc.number("recovery_sleep_s", {0, false, 60}, v.recovery_sleep_s);
     v.recovery_bytes_per_s_per_osd =
         rc.number("recovery_mib_per_s_per_osd", {0, false, 1e7}, 0) * kMiB;
+    v.drive_afr = rc.number("drive_afr", {0, true, 1, true}, v.drive_afr);
   }
   if (!o.has("crush_map")) {
     if (o.has("crush_rule")) {
@@ -720,8 +721,7 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
       const json empty = json::object();
       const std::vector<std::string_view> keys = {"pg_num",           "replicas",  "erasure",
                                                   "object_size_mib",  "crush_map", "crush_rule",
-                                                  "inflight_objects", "recovery",
-                                                  "stored_tib"};
+                                                  "inflight_objects", "recovery",  "stored_tib"};
       s.rados = parse_rados(
           o.has("rados") ? o.object("rados", keys) : Obj(o.ctx(), empty, o.path_of("rados"), keys),
           cluster);

@@ -92,6 +92,14 @@ class FailureDriver {
   double first_failure_s() const { return first_failure_s_; }
   // When full redundancy came back after the last change (-1: not yet).
   double clean_at_s() const { return clean_at_s_; }
+  // When the first failed OSD was marked out (-1: never).
+  double out_at_s() const {
+    double t = -1;
+    for (const auto& r : records_) {
+      if (r.out_at_s >= 0 && (t < 0 || r.out_at_s < t)) t = r.out_at_s;
+    }
+    return t;
+  }
 
  private:
   FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,

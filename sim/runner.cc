@@ -22,6 +22,7 @@
 #include "engine/services/object_store.h"
 #include "engine/services/osd.h"
 #include "engine/services/written_store.h"
+#include "models/durability.h"
 #include "models/topology.h"
 #include "sim/failures.h"
 #include "sim/metrics.h"
@@ -1264,6 +1265,31 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
       rec["accelerator_utilization_after_failure"] =
           window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
+    }
+    // Durability from what this run measured: a drive's data re-protected in the measured
+    // time, after detection and the down-out interval (docs/models.md, "Durability").
+    const double restored = world.failures->clean_at_s();
+    if (failed_at >= 0 && restored >= 0 && world.failures->out_at_s() >= 0) {
+      const auto& rc = s.storage.rados.recovery;
+      models::DurabilityInput di;
+      di.drives = drives;
+      const bool ec = s.storage.rados.ec_k > 0;
+      di.data_chunks = ec ? s.storage.rados.ec_k : 1;
+      di.coding_chunks = ec ? s.storage.rados.ec_m : s.storage.rados.replicas - 1;
+      di.placement_groups = s.storage.rados.pg_num;
+      di.drive_afr = rc.drive_afr;
+      di.detect_hours = (world.failures->out_at_s() - failed_at) / 3600;
+      di.recovery_hours = std::max(1e-9, restored - world.failures->out_at_s()) / 3600;
+      di.pool_bytes = std::max<double>(world.dataset->total_bytes() * full_factor,
+                                       s.storage.rados.stored_bytes);
+      if (auto d = models::durability(di); d.ok()) {
+        rec["durability"] = {{"drive_afr", di.drive_afr},
+                             {"detect_hours", round_to(di.detect_hours, 9)},
+                             {"recovery_hours", round_to(di.recovery_hours, 9)},
+                             {"mttdl_years", d->cluster_mttdl_hours / models::kHoursPerYear},
+                             {"annual_loss_probability", d->annual_loss_probability},
+                             {"nines", round_to(d->nines, 3)}};
+      }
     }
     report["recovery"] = rec;
   }
