@@ -106,6 +106,30 @@ TEST(WriteSim, CheckpointNeedsEnoughAccelerators) {
       << r.err;
 }
 
+TEST(FailureSim, SameSeedGivesAByteIdenticalFailureReport) {
+  const std::string scenario = kScenarios + "/ci/rack-partition.json";
+  const std::string dir = testing::make_temp_dir();
+  for (const char* name : {"a", "b"}) {
+    auto r = testing::run_command(kGranary + " run " + scenario + " --quiet --out " + dir + "/" +
+                                  name + ".json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const std::string a = testing::read_file(dir + "/a.json");
+  EXPECT_EQ(a, testing::read_file(dir + "/b.json"));
+  const auto report = nlohmann::json::parse(a);
+  // Detection inside Ceph's window: grace (4 s) to grace + interval (5 s), plus a message.
+  for (const auto& e : report["recovery"]["events"]) {
+    if (e["kind"] != "partition") continue;
+    EXPECT_GE(e["time_to_detect_s"].get<double>(), 4.0);
+    EXPECT_LE(e["time_to_detect_s"].get<double>(), 5.01);
+  }
+  // Recovery moved what the planner said, and every PG is whole again.
+  const auto& rec = report["recovery"];
+  EXPECT_GE(rec["bytes_moved"].get<double>(), rec["bytes_minimum"].get<double>());
+  EXPECT_EQ(rec["degraded_pgs_at_end"].get<int>(), 0);
+  EXPECT_GT(rec["requests_resent"].get<int>(), 0);  // clients followed the map
+}
+
 std::vector<std::string> ci_scenarios() {
   std::vector<std::string> out;
   if (DIR* d = opendir((kScenarios + "/ci").c_str())) {
