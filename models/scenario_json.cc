@@ -679,6 +679,13 @@ PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
                                      64 * kKiB, p.stripe_size_bytes);
   p.osts_per_server =
       o.int32("osts_per_server", {0, cluster.storage.drives_per_node}, p.osts_per_server);
+  if (p.osts_per_server != 0 && p.osts_per_server != cluster.storage.drives_per_node) {
+    // An OST over several drives (a RAID set) is not simulated: refuse rather than ignore.
+    o.fail("osts_per_server",
+           "expected 0 or " + std::to_string(cluster.storage.drives_per_node) +
+               " (one OST per drive; OSTs spanning several drives are not simulated yet), found " +
+               std::to_string(p.osts_per_server));
+  }
   p.inflight_rpcs = o.int32("inflight_rpcs", {1, 1024}, p.inflight_rpcs);
   const int64_t osts =
       static_cast<int64_t>(cluster.storage.count) *
@@ -912,10 +919,10 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   const json* arr = root.find("failures");
   if (!arr) return out;
   if (!arr->is_array()) root.expected("failures", "an array of failure events");
-  if (!arr->empty() && !s.workloads.empty() &&
-      s.workloads[0].kind != WorkloadKind::kTrainingRead) {
-    root.fail("failures", "failures are simulated during training_read workloads; writes "
-                          "(checkpoint workloads) do not resend to a new primary yet");
+  if (!arr->empty() && !s.workloads.empty() && s.workloads[0].kind != WorkloadKind::kTrainingRead) {
+    root.fail("failures",
+              "failures are simulated during training_read workloads; writes "
+              "(checkpoint workloads) do not resend to a new primary yet");
   }
   if (!arr->empty() && s.storage.design != StorageDesign::kRados) {
     root.fail("failures",

@@ -843,7 +843,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       inflight = static_cast<int>(std::max<uint64_t>(1, bytes_in_flight / rpc));
     }
     backend = services::PfsBackend{world.pfs_layouts.get(), services::mds_endpoint_name(0), rpc,
-                                   inflight};
+                                   inflight, mds_count};
   } else {
     // NFS: each storage node is a filer head; its files are striped over its drives, so every
     // drive serves the head's export: one service per drive, all on the head's endpoint, and

@@ -73,7 +73,10 @@ Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, E
     std::lock_guard<EnvMutex> lock(mu_);
     ++stats_.metadata_ops;
   }
-  env_.send(host_, pfs.mds_endpoint, Message{std::move(request), {}});
+  // Lustre DNE: the file's metadata server by its path's hash (as nfs_head_of spreads files).
+  const std::string& mds =
+      pfs.mds_count > 1 ? mds_endpoint_name(nfs_head_of(path, pfs.mds_count)) : pfs.mds_endpoint;
+  env_.send(host_, mds, Message{std::move(request), {}});
   for (;;) {
     Result<Message> m = reply_ep.recv();
     if (!m.ok()) return m.status();

@@ -65,6 +65,9 @@ struct PfsBackend {
   std::string mds_endpoint = "mds.0";
   uint64_t max_request_bytes = uint64_t{4} << 20;  // Lustre's 4 MiB RPCs
   int window_requests = 0;                         // RPCs in flight per file read (0: all at once)
+  // Metadata servers "mds.0" .. "mds.<n-1>" (Lustre DNE): a file's operations go to
+  // mds.<str_hash_rjenkins(path) % n>. 0 or 1: all to mds_endpoint.
+  int mds_count = 1;
 };
 
 struct NfsBackend {

@@ -273,14 +273,14 @@ TEST(ScenarioJson, UnitConversions) {
   json j = minimal();
   j["storage"] = {
       {"design", "pfs"},
-      {"pfs", {{"stripe_size_mib", 0.0625}, {"stripe_count", -1}, {"osts_per_server", 2}}}};
+      {"pfs", {{"stripe_size_mib", 0.0625}, {"stripe_count", -1}, {"osts_per_server", 8}}}};
   j["simulation"] = {{"transfer_unit_mib", 0.25}};
   j["workloads"][0]["sample_size_mib"] = {{"mean", 1.5}, {"stddev", 0.125}};
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << error_of(r);
   EXPECT_EQ(r->storage.pfs.stripe_size_bytes, 64u * 1024);
   EXPECT_EQ(r->storage.pfs.stripe_count, -1);
-  EXPECT_EQ(r->storage.pfs.osts_per_server, 2);
+  EXPECT_EQ(r->storage.pfs.osts_per_server, 8);
   EXPECT_EQ(r->simulation.transfer_unit_bytes, 256u * 1024);
   EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_mean, 1.5 * 1048576);
   EXPECT_DOUBLE_EQ(r->workloads[0].training.sample_bytes_stddev, 131072);
@@ -765,11 +765,16 @@ TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
 TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
   // 4 storage nodes x 8 drives: OSDs 0..31, hosts 0..3.
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 32}])", "s.json: failures[0].osd: expected an integer in 0..31, found 32"},
-      {R"([{"at_s": 5, "kind": "host_down", "osd": 3}])", "s.json: failures[0].osd: does not apply to kind 'host_down', which takes 'host'"},
-      {R"([{"at_s": 5, "kind": "partition", "hosts": [1, 9]}])", "s.json: failures[0].hosts: expected storage host indexes in 0..3, found 9 at position 1"},
-      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}, {"at_s": 2, "kind": "osd_restart", "osd": 1}])", "s.json: failures[1].at_s: expected events in time order"},
-      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1, "factor": 2}])", "s.json: failures[0].factor: applies to kind 'slow_drive' only"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 32}])",
+       "s.json: failures[0].osd: expected an integer in 0..31, found 32"},
+      {R"([{"at_s": 5, "kind": "host_down", "osd": 3}])",
+       "s.json: failures[0].osd: does not apply to kind 'host_down', which takes 'host'"},
+      {R"([{"at_s": 5, "kind": "partition", "hosts": [1, 9]}])",
+       "s.json: failures[0].hosts: expected storage host indexes in 0..3, found 9 at position 1"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}, {"at_s": 2, "kind": "osd_restart", "osd": 1}])",
+       "s.json: failures[1].at_s: expected events in time order"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1, "factor": 2}])",
+       "s.json: failures[0].factor: applies to kind 'slow_drive' only"},
       {R"([{"at_s": 5, "kind": "meteor", "osd": 1}])", "s.json: failures[0].kind: expected"},
   };
   for (const auto& [failures, message] : cases) {
@@ -784,7 +789,8 @@ TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
   pfs["failures"] = json::parse(R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}])");
   auto r = parse(pfs);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(error_of(r).find("failure injection is simulated for design 'rados'"), std::string::npos)
+  EXPECT_NE(error_of(r).find("failure injection is simulated for design 'rados'"),
+            std::string::npos)
       << error_of(r);
 }
 

@@ -73,6 +73,33 @@ TEST(StorageClient, PfsOpensOnceThenStripesOverTheOsts) {
   EXPECT_EQ(client.stats().metadata_ops, 12u);
 }
 
+TEST(StorageClient, PfsSpreadsFilesOverMetadataServers) {
+  // Lustre DNE: with two metadata servers each file's operations go to the one its path
+  // hashes to, so both serve and every open finds its file.
+  test::HardwareSpec hw;
+  hw.servers = 2;
+  PfsWorld p(hw, {.name = "pfs", .files = 32, .sample_bytes_mean = kMiB}, 1);
+  MetadataService second(
+      p.w.env, p.mds_host, p.dataset.sizes_by_path(),
+      MetadataServiceOptions{.endpoint_name = "mds.1", .parallel_ops = 2, .service_time_s = 50e-6});
+  second.start();
+  PfsBackend backend{.layouts = &p.layouts, .max_request_bytes = kMiB};
+  backend.mds_count = 2;
+  StorageClient client(p.w.env, p.w.client_host, backend, {});
+  p.w.env.spawn(p.w.client_host, "reader", [&] {
+    for (const DatasetFile& f : p.dataset.files()) {
+      Result<FileRead> r = client.read_file(f.path, f.size_bytes);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      EXPECT_TRUE(client.close_file(f.path).ok());
+    }
+  });
+  ASSERT_TRUE(p.w.env.run().ok());
+  EXPECT_EQ(p.mds->stats().opens + second.stats().opens, 32u);
+  EXPECT_GT(p.mds->stats().opens, 4u);
+  EXPECT_GT(second.stats().opens, 4u);
+  EXPECT_EQ(p.mds->stats().errors + second.stats().errors, 0u);
+}
+
 TEST(StorageClient, PfsUnknownFileFailsAtTheMds) {
   test::HardwareSpec hw;
   PfsWorld p(hw, {.name = "pfs", .files = 1, .sample_bytes_mean = kMiB}, 1);
