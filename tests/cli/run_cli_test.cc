@@ -82,7 +82,8 @@ TEST_P(ShippedScenario, RunsAndReports) {
 }
 
 // The scenarios of scenarios/ and of scenarios/validation/ (the published MLPerf Storage
-// systems of docs/validation.md), as paths relative to scenarios/.
+// systems and Ceph recovery measurements of docs/validation.md, each pinned by its own
+// expectations), as paths relative to scenarios/.
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> out;
   for (const std::string& sub : std::vector<std::string>{"", "validation/"}) {
