@@ -1048,7 +1048,12 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         }
       }
       if (!all_done && plan.allow_early_stop) {
-        if (warm_s >= 0) {
+        // The window must outlast what the loaders' prefetch queues hide (else it measures
+        // them draining, not the storage feeding them): at least 1 s and 5 + 2 x prefetch
+        // steps of compute since the warm-up, and that many steps done by every loader.
+        const double min_window_s =
+            std::max(1.0, (5 + 2 * w.prefetch_batches) * w.compute_s_per_step);
+        if (warm_s >= 0 && now - warm_s >= min_window_s) {
           double r1 = 0, r2 = 0, r = 0;
           bool enough = true;
           for (auto& node : world.clients) {
@@ -1056,7 +1061,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
               const auto& ends = gpu->metrics().step_end_s;
               const auto first = std::lower_bound(ends.begin(), ends.end(), warm_s);
               const size_t m = static_cast<size_t>(ends.end() - first);
-              if (m < 3) {
+              if (m < static_cast<size_t>(3 + 2 * w.prefetch_batches)) {
                 enough = false;
                 break;
               }
