@@ -142,14 +142,17 @@ enum class FailureKind {
                   // unreachable, their data intact
   kHeal,          // the partition of the listed hosts ends
   kSlowDrive,     // the OSD's drive runs `factor` times slower (a failing or throttling drive)
+  kNicDegraded,   // a storage host's NICs run `factor` times slower (a bad cable, a link
+                  // renegotiated down); 1 restores them. A dead NIC is a partition of its host.
 };
 
 struct FailureEvent {
   double at_s = 0;
   FailureKind kind = FailureKind::kOsdCrash;
-  int32_t target = 0;  // the OSD id (osd_*, drive_failure, slow_drive) or storage host (host_*)
+  int32_t target = 0;  // the OSD (osd_*, drive_failure, slow_drive) or storage host (host_*,
+                       // nic_degraded)
   std::vector<int32_t> hosts;  // partition, heal
-  double factor = 1;           // slow_drive: > 1 is slower; 1 restores the drive
+  double factor = 1;           // slow_drive, nic_degraded: > 1 is slower; 1 restores
 };
 
 // ---- simulation

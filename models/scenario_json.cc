@@ -912,6 +912,8 @@ const char* failure_kind_key(FailureKind k) {
       return "heal";
     case FailureKind::kSlowDrive:
       return "slow_drive";
+    case FailureKind::kNicDegraded:
+      return "nic_degraded";
   }
   return "?";
 }
@@ -946,10 +948,13 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
                                     {"host_restart", FailureKind::kHostRestart},
                                     {"partition", FailureKind::kPartition},
                                     {"heal", FailureKind::kHeal},
-                                    {"slow_drive", FailureKind::kSlowDrive}},
+                                    {"slow_drive", FailureKind::kSlowDrive},
+                                    {"nic_degraded", FailureKind::kNicDegraded}},
                                    std::nullopt);
     const bool group = e.kind == FailureKind::kPartition || e.kind == FailureKind::kHeal;
-    const bool host = e.kind == FailureKind::kHostDown || e.kind == FailureKind::kHostRestart;
+    const bool host = e.kind == FailureKind::kHostDown || e.kind == FailureKind::kHostRestart ||
+                      e.kind == FailureKind::kNicDegraded;
+    const bool slow = e.kind == FailureKind::kSlowDrive || e.kind == FailureKind::kNicDegraded;
     const char* key = group ? "hosts" : host ? "host" : "osd";
     for (const char* k : {"osd", "host", "hosts"}) {
       if (std::string_view(k) != key && o.has(k)) {
@@ -957,8 +962,8 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
                       "', which takes '" + key + "'");
       }
     }
-    if (e.kind != FailureKind::kSlowDrive && o.has("factor")) {
-      o.fail("factor", "applies to kind 'slow_drive' only");
+    if (!slow && o.has("factor")) {
+      o.fail("factor", "applies to kinds 'slow_drive' and 'nic_degraded' only");
     }
     if (group) {
       const json* hs = o.find("hosts");
@@ -977,9 +982,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
     } else {
       e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
     }
-    if (e.kind == FailureKind::kSlowDrive) {
-      e.factor = o.number("factor", {1, false, 1e6}, std::nullopt);
-    }
+    if (slow) e.factor = o.number("factor", {1, false, 1e6}, std::nullopt);
     if (!out.empty() && e.at_s < out.back().at_s) {
       o.fail("at_s", "expected events in time order (>= " + std::to_string(out.back().at_s) +
                          "), found " + std::to_string(e.at_s));

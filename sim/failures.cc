@@ -23,6 +23,8 @@ std::string failure_kind_name(models::FailureKind kind) {
       return "heal";
     case models::FailureKind::kSlowDrive:
       return "slow_drive";
+    case models::FailureKind::kNicDegraded:
+      return "nic_degraded";
   }
   return "?";
 }
@@ -224,6 +226,9 @@ void FailureDriver::apply(const models::FailureEvent& e) {
     add_host(e.target);
   } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
     for (int32_t h : e.hosts) add_host(h);
+  } else if (e.kind == K::kNicDegraded) {
+    add_host(e.target);
+    if (options_.set_nic_slowdown) options_.set_nic_slowdown(e.target, e.factor);
   } else {
     r.osds.push_back(e.target);
   }
@@ -245,6 +250,8 @@ void FailureDriver::apply(const models::FailureEvent& e) {
       case K::kSlowDrive:
         if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);
         break;
+      case K::kNicDegraded:
+        break;  // the host's NICs, above
     }
   }
   const bool failure = e.kind == K::kOsdCrash || e.kind == K::kDriveFailure ||

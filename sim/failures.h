@@ -10,8 +10,9 @@
 // (the same, and its data is gone: a PG whose surviving copies fall below what a read needs has
 // lost objects, and I/O to it blocks), host_down (every OSD of the host crashes), partition
 // (the OSDs of the listed hosts are unreachable, data intact), osd_restart / host_restart /
-// heal (back; data of a failed drive stays gone), slow_drive (the drive runs `factor` times
-// slower; nothing is marked down — the monitor does not see slowness).
+// heal (back; data of a failed drive stays gone), slow_drive and nic_degraded (a drive, or a
+// host's NICs, run `factor` times slower; nothing is marked down — the monitor does not see
+// slowness).
 //
 // The driver keeps the world alive (a non-daemon task) until every event has happened and, once
 // OSDs are out, their recovery has finished, so the report can say when redundancy came back.
@@ -74,6 +75,8 @@ struct FailureDriverOptions {
   double sample_interval_s = 1;   // degraded-PG series
   // slow_drive: makes OSD `osd`'s drive `factor` times slower (1: its own speed).
   std::function<void(int32_t osd, double factor)> set_drive_slowdown;
+  // nic_degraded: makes storage host `host`'s NICs `factor` times slower (1: their own speed).
+  std::function<void(int32_t host, double factor)> set_nic_slowdown;
 };
 
 class FailureDriver {

@@ -927,6 +927,23 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       plat->forward[i]->set_bandwidth(base[i].first / factor);
       plat->reverse[i]->set_bandwidth(base[i].second / factor);
     };
+    // nic_degraded: the storage host's NIC link at 1/factor of its speed.
+    std::map<int, size_t> nic_link;  // storage host number -> its NIC link
+    for (size_t i = 0; i < topology->links.size(); ++i) {
+      const auto& l = topology->links[i];
+      if (l.role == LinkRole::kStorageNic) nic_link[topology->nodes[l.a].index] = i;
+    }
+    fo.set_nic_slowdown = [plat, nic_link, base = std::map<size_t, std::pair<double, double>>()](
+                              int32_t host, double factor) mutable {
+      auto it = nic_link.find(host);
+      if (it == nic_link.end()) return;
+      const size_t i = it->second;
+      if (base.find(i) == base.end()) {
+        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
+      }
+      plat->forward[i]->set_bandwidth(base[i].first / factor);
+      plat->reverse[i]->set_bandwidth(base[i].second / factor);
+    };
     auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
                                         world.map_epoch, std::move(fo));
     if (!driver.ok()) return driver.status();

@@ -774,7 +774,7 @@ TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
       {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}, {"at_s": 2, "kind": "osd_restart", "osd": 1}])",
        "s.json: failures[1].at_s: expected events in time order"},
       {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1, "factor": 2}])",
-       "s.json: failures[0].factor: applies to kind 'slow_drive' only"},
+       "s.json: failures[0].factor: applies to kinds 'slow_drive' and 'nic_degraded' only"},
       {R"([{"at_s": 5, "kind": "meteor", "osd": 1}])", "s.json: failures[0].kind: expected"},
   };
   for (const auto& [failures, message] : cases) {
