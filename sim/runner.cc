@@ -335,6 +335,29 @@ nlohmann::json utilization_json(const models::Topology& topology, const Platform
   return util;
 }
 
+// Sets the links of `role` (a drive, by global drive number; a storage NIC, by storage host)
+// to 1/factor of their own speed, both directions: what slow_drive and nic_degraded do.
+std::function<void(int32_t, double)> link_slowdown(const models::Topology& topology,
+                                                   const Platform& platform, LinkRole role) {
+  std::map<int, size_t> links;  // drive number or storage host -> topology link
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    const auto& l = topology.links[i];
+    if (l.role == role) links[topology.nodes[l.a].index] = i;
+  }
+  const Platform* plat = &platform;
+  return [plat, links, base = std::map<size_t, std::pair<double, double>>()](
+             int32_t which, double factor) mutable {
+    auto it = links.find(which);
+    if (it == links.end()) return;
+    const size_t i = it->second;
+    if (base.find(i) == base.end()) {
+      base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
+    }
+    plat->forward[i]->set_bandwidth(base[i].first / factor);
+    plat->reverse[i]->set_bandwidth(base[i].second / factor);
+  };
+}
+
 // Everything a checkpoint run needs from run_scenario's world building.
 struct CheckpointRun {
   const Scenario& full;  // as the user wrote it
@@ -908,42 +931,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       stored = static_cast<uint64_t>(extra);
     }
     fo.sizes = cluster::PgSizes::spread(s.storage.rados.pg_num, objects, stored);
-    // slow_drive: the drive's link (reads one way, writes the other) at 1/factor of its speed.
-    std::map<int, size_t> drive_link;  // global drive number -> topology link
-    for (size_t i = 0; i < topology->links.size(); ++i) {
-      const auto& l = topology->links[i];
-      if (l.role == LinkRole::kDrive) drive_link[topology->nodes[l.a].index] = i;
-    }
-    const Platform* plat = &*platform;
-    fo.set_drive_slowdown = [plat, drive_link,
-                             base = std::map<size_t, std::pair<double, double>>()](
-                                int32_t osd, double factor) mutable {
-      auto it = drive_link.find(osd);
-      if (it == drive_link.end()) return;
-      const size_t i = it->second;
-      if (base.find(i) == base.end()) {
-        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
-      }
-      plat->forward[i]->set_bandwidth(base[i].first / factor);
-      plat->reverse[i]->set_bandwidth(base[i].second / factor);
-    };
-    // nic_degraded: the storage host's NIC link at 1/factor of its speed.
-    std::map<int, size_t> nic_link;  // storage host number -> its NIC link
-    for (size_t i = 0; i < topology->links.size(); ++i) {
-      const auto& l = topology->links[i];
-      if (l.role == LinkRole::kStorageNic) nic_link[topology->nodes[l.a].index] = i;
-    }
-    fo.set_nic_slowdown = [plat, nic_link, base = std::map<size_t, std::pair<double, double>>()](
-                              int32_t host, double factor) mutable {
-      auto it = nic_link.find(host);
-      if (it == nic_link.end()) return;
-      const size_t i = it->second;
-      if (base.find(i) == base.end()) {
-        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
-      }
-      plat->forward[i]->set_bandwidth(base[i].first / factor);
-      plat->reverse[i]->set_bandwidth(base[i].second / factor);
-    };
+    // slow_drive, nic_degraded: a drive's link (reads one way, writes the other), or a storage
+    // host's NIC link, at 1/factor of its speed.
+    fo.set_drive_slowdown = link_slowdown(*topology, *platform, LinkRole::kDrive);
+    fo.set_nic_slowdown = link_slowdown(*topology, *platform, LinkRole::kStorageNic);
     auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
                                         world.map_epoch, std::move(fo));
     if (!driver.ok()) return driver.status();
