@@ -1,6 +1,8 @@
 // Runs a scenario on SimGrid and produces its report: builds the (possibly sliced) cluster,
-// starts the storage services and one data loader per accelerator, runs simulated time until
-// the epoch ends (or a steady state can be extrapolated to it), and measures.
+// starts the storage services and the workload — one data loader per accelerator for a
+// training read (until the epoch ends, or a steady state can be extrapolated to it), or every
+// rank of a checkpoint (write with fsync, then read back) — injects the scenario's failures
+// (failures.h), and measures.
 //
 // Fidelity (docs/models.md, "Fidelity"):
 //  - request: every client node, every request, the whole epoch.
