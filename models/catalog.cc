@@ -376,6 +376,30 @@ std::string_view storage_design_name(StorageDesign design) {
   return "?";
 }
 
+std::string_view failure_kind_name(FailureKind k) {
+  switch (k) {
+    case FailureKind::kOsdCrash:
+      return "osd_crash";
+    case FailureKind::kDriveFailure:
+      return "drive_failure";
+    case FailureKind::kHostDown:
+      return "host_down";
+    case FailureKind::kOsdRestart:
+      return "osd_restart";
+    case FailureKind::kHostRestart:
+      return "host_restart";
+    case FailureKind::kPartition:
+      return "partition";
+    case FailureKind::kHeal:
+      return "heal";
+    case FailureKind::kSlowDrive:
+      return "slow_drive";
+    case FailureKind::kNicDegraded:
+      return "nic_degraded";
+  }
+  return "?";
+}
+
 std::string_view drive_kind_name(DriveKind kind) {
   switch (kind) {
     case DriveKind::kNvme:

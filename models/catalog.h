@@ -51,5 +51,7 @@ const std::vector<std::string>& protocols_for_design(StorageDesign design);
 std::string_view storage_design_name(StorageDesign design);
 // "nvme", "sata-ssd", "hdd".
 std::string_view drive_kind_name(DriveKind kind);
+// "osd_crash", "drive_failure", ... as in the scenario format's failures[].kind.
+std::string_view failure_kind_name(FailureKind kind);
 
 }  // namespace granary::models

@@ -894,30 +894,6 @@ SimulationSpec parse_simulation(const Obj& o) {
   return s;
 }
 
-const char* failure_kind_key(FailureKind k) {
-  switch (k) {
-    case FailureKind::kOsdCrash:
-      return "osd_crash";
-    case FailureKind::kDriveFailure:
-      return "drive_failure";
-    case FailureKind::kHostDown:
-      return "host_down";
-    case FailureKind::kOsdRestart:
-      return "osd_restart";
-    case FailureKind::kHostRestart:
-      return "host_restart";
-    case FailureKind::kPartition:
-      return "partition";
-    case FailureKind::kHeal:
-      return "heal";
-    case FailureKind::kSlowDrive:
-      return "slow_drive";
-    case FailureKind::kNicDegraded:
-      return "nic_degraded";
-  }
-  return "?";
-}
-
 std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
@@ -958,7 +934,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
     const char* key = group ? "hosts" : host ? "host" : "osd";
     for (const char* k : {"osd", "host", "hosts"}) {
       if (std::string_view(k) != key && o.has(k)) {
-        o.fail(k, std::string("does not apply to kind '") + failure_kind_key(e.kind) +
+        o.fail(k, std::string("does not apply to kind '") + std::string(failure_kind_name(e.kind)) +
                       "', which takes '" + key + "'");
       }
     }

@@ -3,31 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace granary::sim {
+#include "models/catalog.h"
 
-std::string failure_kind_name(models::FailureKind kind) {
-  switch (kind) {
-    case models::FailureKind::kOsdCrash:
-      return "osd_crash";
-    case models::FailureKind::kDriveFailure:
-      return "drive_failure";
-    case models::FailureKind::kHostDown:
-      return "host_down";
-    case models::FailureKind::kOsdRestart:
-      return "osd_restart";
-    case models::FailureKind::kHostRestart:
-      return "host_restart";
-    case models::FailureKind::kPartition:
-      return "partition";
-    case models::FailureKind::kHeal:
-      return "heal";
-    case models::FailureKind::kSlowDrive:
-      return "slow_drive";
-    case models::FailureKind::kNicDegraded:
-      return "nic_degraded";
-  }
-  return "?";
-}
+namespace granary::sim {
 
 namespace {
 
@@ -265,7 +243,6 @@ void FailureDriver::timeline() {
   for (const auto& e : options_.events) {
     if (e.at_s > env_.now_s()) env_.sleep_s(e.at_s - env_.now_s());
     apply(e);
-    ++events_done_;
   }
   // Stay until the cluster has settled: every crashed OSD marked down (and out, when the
   // monitor marks out) and no recovery running or due.
@@ -333,14 +310,13 @@ void FailureDriver::sampler() {
   }
 }
 
-nlohmann::json FailureDriver::report(double end_s) const {
-  (void)end_s;
+nlohmann::json FailureDriver::report() const {
   nlohmann::json events = nlohmann::json::array();
   double detect = -1;
   for (const auto& r : records_) {
     nlohmann::json e = {{"at_s", round6(r.event.at_s)},
                         {"factor", r.event.factor},
-                        {"kind", failure_kind_name(r.event.kind)},
+                        {"kind", std::string(models::failure_kind_name(r.event.kind))},
                         {"osds", r.osds},
                         {"marked_down_at_s", time_or_null(r.down_at_s)},
                         {"marked_out_at_s", time_or_null(r.out_at_s)},

@@ -90,7 +90,7 @@ class FailureDriver {
   // Spawns the heartbeat agents, the monitor, the timeline and the sampler.
   void start();
   // The report's "recovery" section (docs/report-format.md), after the run.
-  nlohmann::json report(double end_s) const;
+  nlohmann::json report() const;
   // When the first failure happened (-1: none yet).
   double first_failure_s() const { return first_failure_s_; }
   // When full redundancy came back after the last change (-1: not yet).
@@ -139,7 +139,6 @@ class FailureDriver {
   std::unique_ptr<Semaphore> wake_;  // a map change that needs a plan
   bool recovering_ = false;
   bool replan_ = false;
-  int events_done_ = 0;
 
   // Measurements.
   struct EventRecord {
@@ -159,8 +158,5 @@ class FailureDriver {
   uint64_t last_recovered_bytes_ = 0;
   uint64_t recovered_before_ = 0;  // bytes of plans finished before the current one
 };
-
-// "osd_crash", ... as in the scenario format.
-std::string failure_kind_name(models::FailureKind kind);
 
 }  // namespace granary::sim

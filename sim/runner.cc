@@ -454,7 +454,7 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
   const int n_ck = r.ck.checkpoints;
   std::vector<std::vector<double>> write_s(n_ck, std::vector<double>(r.sim_ranks, 0));
   std::vector<std::vector<double>> read_s(n_ck, std::vector<double>(r.sim_ranks, 0));
-  std::vector<double> phase_start(2 * n_ck, 0), phase_end(2 * n_ck, 0);
+  std::vector<double> phase_end(2 * n_ck, 0);
   std::vector<std::unique_ptr<PhaseBarrier>> barriers;
   for (int i = 0; i < 2 * n_ck + 1; ++i) {
     barriers.push_back(std::make_unique<PhaseBarrier>(env, r.sim_ranks));
@@ -475,7 +475,6 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
         const int c = writing ? phase : phase - n_ck;
         const auto& f = files[static_cast<size_t>(c) * r.sim_ranks + rank];
         const double t0 = env.now_s();
-        if (rank == 0) phase_start[phase] = t0;
         if (writing) {
           auto w = client.write_file(f.path, f.size_bytes, {.fsync = r.ck.fsync});
           if (!w.ok()) fail(w.status());
@@ -719,10 +718,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   services::StorageBackend backend;
   // Erasure coding CPU: ISA-L's Reed-Solomon encodes several GB/s per core (docs/models.md).
   const double ec_cpu_s_per_byte = 1.0 / kEcEncodeBytesPerCoreSecond;
-  // Every drive takes writes into a store of its own, over the dataset's objects for a
+  // A new store for a drive's (or filer head's) writes, over the dataset's objects for a
   // training run (a checkpoint run starts empty).
-  auto writable_store = [&](int d) -> services::WrittenObjectStore& {
-    (void)d;
+  auto writable_store = [&]() -> services::WrittenObjectStore& {
     world.written.push_back(std::make_unique<services::WrittenObjectStore>(
         drive_capacity,
         checkpoint ? nullptr : static_cast<const services::ObjectIndex*>(world.index.get())));
@@ -804,7 +802,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       // With failures, an erasure-coded primary reads around a silent shard after 1 s.
       if (!s.failures.empty()) o.shard_timeout_s = 1.0;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), writable_store(d), o));
+          env, env.host_of_drive(d), env.device(d), writable_store(), o));
     }
     ErasureCoding ec_spec;
     if (ec) ec_spec = ErasureCoding{s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
@@ -841,7 +839,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
       o.cpu_s_per_op = server_cpu_s;
       world.object_services.push_back(std::make_unique<services::OsdService>(
-          env, env.host_of_drive(d), env.device(d), writable_store(d), o));
+          env, env.host_of_drive(d), env.device(d), writable_store(), o));
     }
     // Metadata servers: each runs ops_per_s / k (the slice's share) with the given latency.
     const double service_s = s.storage.pfs.mds_latency_us * 1e-6;
@@ -879,7 +877,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     for (int h = 0; h < heads; ++h) {
       // The head's files are written into one store its drive services share (a file lands
       // on whichever drive's worker takes each RPC; the simulated drives have no seek model).
-      services::WrittenObjectStore& store = writable_store(h);
+      services::WrittenObjectStore& store = writable_store();
       world.head_mutexes.push_back(std::make_unique<services::EnvMutex>(env));
       world.head_unstable.push_back(std::make_unique<services::UnstableWrites>(env));
       for (int i = 0; i < s.cluster.storage.drives_per_node; ++i) {
@@ -1245,7 +1243,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   report["series"] = {
       {"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
   if (world.failures) {
-    nlohmann::json rec = world.failures->report(end_s);
+    nlohmann::json rec = world.failures->report();
     // The slice moved 1/k of the data: whole-cluster figures.
     for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
                             "objects_lost", "degraded_objects_max"}) {

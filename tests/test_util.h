@@ -1,8 +1,11 @@
 // Helpers shared by the test suites: reading files, running commands, locating test data.
 #pragma once
 
+#include <dirent.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +14,36 @@
 #include <vector>
 
 namespace granary::testing {
+
+// The names of the files in `dir` (not recursive) that start with `prefix` and end in ".json",
+// sorted; each with `dir_label` in front. Empty when the folder does not exist.
+inline std::vector<std::string> json_files(const std::string& dir,
+                                           const std::string& dir_label = "",
+                                           const std::string& prefix = "") {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind(prefix, 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".json") {
+        out.push_back(dir_label + n);
+      }
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A gtest parameter name from a file name: ".json" and `drop_prefix` removed, every other
+// non-alphanumeric character turned into '_'.
+inline std::string param_name(std::string n, const std::string& drop_prefix = "") {
+  if (n.size() > 5 && n.substr(n.size() - 5) == ".json") n.resize(n.size() - 5);
+  if (!drop_prefix.empty() && n.rfind(drop_prefix, 0) == 0) n = n.substr(drop_prefix.size());
+  for (char& c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return n;
+}
 
 inline std::string testdata(const std::string& rel) {
   return std::string(GRANARY_TESTDATA_DIR) + "/" + rel;

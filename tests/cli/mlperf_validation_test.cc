@@ -21,19 +21,13 @@ namespace {
 const std::string kGranary = GRANARY_BINARY;
 const std::string kSource = GRANARY_SOURCE_DIR;
 
+// The published results' names (data files without ".json").
 std::vector<std::string> published_results() {
   std::vector<std::string> out;
-  const std::string dir = testing::testdata("validation");
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.rfind("mlperf-v1.0-", 0) == 0 && n.size() > 5 && n.substr(n.size() - 5) == ".json") {
-        out.push_back(n.substr(0, n.size() - 5));
-      }
-    }
-    closedir(d);
+  for (const std::string& f :
+       testing::json_files(testing::testdata("validation"), "", "mlperf-v1.0-")) {
+    out.push_back(f.substr(0, f.size() - 5));
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -101,11 +95,7 @@ TEST_P(PublishedMlperf, PredictionIsWithinTheStatedBand) {
 
 INSTANTIATE_TEST_SUITE_P(All, PublishedMlperf, ::testing::ValuesIn(published_results()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(std::string("mlperf-v1.0-").size());
-                           for (char& c : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
+                           return testing::param_name(info.param, "mlperf-v1.0-");
                          });
 
 }  // namespace

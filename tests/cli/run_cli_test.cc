@@ -85,27 +85,16 @@ TEST_P(ShippedScenario, RunsAndReports) {
 // systems and Ceph recovery measurements of docs/validation.md, each pinned by its own
 // expectations), as paths relative to scenarios/.
 std::vector<std::string> shipped_scenarios() {
-  std::vector<std::string> out;
-  for (const std::string& sub : std::vector<std::string>{"", "validation/"}) {
-    if (DIR* d = opendir((kScenarios + "/" + sub).c_str())) {
-      while (dirent* e = readdir(d)) {
-        const std::string n = e->d_name;
-        if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(sub + n);
-      }
-      closedir(d);
-    }
+  std::vector<std::string> out = testing::json_files(kScenarios);
+  for (const std::string& v : testing::json_files(kScenarios + "/validation", "validation/")) {
+    out.push_back(v);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ShippedScenario, ::testing::ValuesIn(shipped_scenarios()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(0, info.param.size() - 5);
-                           for (char& c : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
+                           return testing::param_name(info.param);
                          });
 
 // The slice fidelity against request-level simulation of the same, storage-bound cluster

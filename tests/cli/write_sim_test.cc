@@ -1,7 +1,6 @@
 // Writes and erasure coding in the simulator, through `granary run`: checkpoints for the three
 // designs against the analytic write bound, erasure-coded reads, and every CI scenario under
 // scenarios/ci/ with its expectations.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -130,19 +129,6 @@ TEST(FailureSim, SameSeedGivesAByteIdenticalFailureReport) {
   EXPECT_GT(rec["requests_resent"].get<int>(), 0);  // clients followed the map
 }
 
-std::vector<std::string> ci_scenarios() {
-  std::vector<std::string> out;
-  if (DIR* d = opendir((kScenarios + "/ci").c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back(n);
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 class CiScenario : public ::testing::TestWithParam<std::string> {};
 
 // Every CI scenario runs and meets its own expectations (granary run exits 0).
@@ -157,13 +143,10 @@ TEST_P(CiScenario, MeetsItsExpectations) {
   for (const auto& e : report["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
 }
 
-INSTANTIATE_TEST_SUITE_P(All, CiScenario, ::testing::ValuesIn(ci_scenarios()),
+INSTANTIATE_TEST_SUITE_P(All, CiScenario,
+                         ::testing::ValuesIn(testing::json_files(kScenarios + "/ci")),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string n = info.param.substr(0, info.param.size() - 5);
-                           for (char& c : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
+                           return testing::param_name(info.param);
                          });
 
 }  // namespace
