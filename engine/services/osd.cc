@@ -121,6 +121,12 @@ void OsdService::serve(int worker) {
   }
 }
 
+void OsdService::count_read(uint64_t bytes) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++stats_.requests;
+  stats_.bytes_sent += bytes;
+}
+
 void OsdService::count(uint64_t OsdStats::*field, uint64_t n) {
   std::lock_guard<EnvMutex> lock(mu_);
   stats_.*field += n;
@@ -236,8 +242,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     Result<std::vector<DeviceExtent>> extents = std::vector<DeviceExtent>{};
     if (have > 0) extents = device_extents(request.object, request.offset, have);
     if (!extents.ok()) return fail(ReplyError::kOutOfRange, extents.status().message());
-    count(&OsdStats::requests, 1);
-    count(&OsdStats::bytes_sent, request.length);
+    count_read(request.length);
     if (extents->size() == 1 && have == request.length) {
       env_.send_from_device(device_, extents->front().offset_bytes, request.length,
                             request.reply_to, Message{std::move(reply), {}});
@@ -302,8 +307,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     env_.compute_s(static_cast<double>(plan->decode_bytes) * options_.ec_cpu_s_per_byte);
     count(&OsdStats::ec_reads_degraded, 1);
   }
-  count(&OsdStats::requests, 1);
-  count(&OsdStats::bytes_sent, request.length);
+  count_read(request.length);
   env_.send(host_, request.reply_to, Message{std::move(reply), Payload::of_size(request.length)});
 }
 
@@ -470,13 +474,11 @@ void OsdService::handle_commit(const CommitRequest& request) {
 }
 
 void OsdService::set_available(bool available) {
-  std::lock_guard<EnvMutex> lock(mu_);
-  available_ = available;
+  available_.store(available, std::memory_order_relaxed);
 }
 
 bool OsdService::available() const {
-  std::lock_guard<EnvMutex> lock(mu_);
-  return available_;
+  return available_.load(std::memory_order_relaxed);
 }
 
 OsdStats OsdService::stats() const {

@@ -31,6 +31,7 @@
 // called from any task or after the run. The index, devices and UnstableWrites must outlive it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -133,6 +134,7 @@ class OsdService {
                      std::vector<DeviceExtent>* deferred);
   void write_deferred(const std::vector<DeviceExtent>& deferred);
   void count(uint64_t OsdStats::*field, uint64_t n);
+  void count_read(uint64_t bytes);  // one answered read request of `bytes`
   // Asks the shard OSD `to` for `extent` of its shard of `object`, replies to `own`; the id.
   uint64_t send_shard_read(const std::string& to, const std::string& object,
                            const redundancy::ShardExtent& extent, const ErasureCoding& ec,
@@ -149,7 +151,8 @@ class OsdService {
   EnvMutex* store_mu_;           // guards writable_
   OsdStats stats_;               // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
-  bool available_ = true;        // guarded by mu_
+  // Read for every request received: an atomic, not a lock (a lock is a simcall in SimGrid).
+  std::atomic<bool> available_{true};
 };
 
 }  // namespace granary::services
