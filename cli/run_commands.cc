@@ -65,6 +65,30 @@ std::string utilisation_line(const nlohmann::json& r) {
   return o.str();
 }
 
+// The failure run's story: each event and its marks, then recovery and losses.
+std::string recovery_lines(const nlohmann::json& rec) {
+  std::ostringstream o;
+  auto at = [](const nlohmann::json& t) {
+    return t.is_null() ? std::string("-") : fmt(t.get<double>(), 2) + " s";
+  };
+  for (const auto& e : rec["events"]) {
+    o << "failure:             " << e["kind"].get<std::string>() << " at "
+      << fmt(e["at_s"].get<double>(), 2) << " s (" << e["osds"].size() << " OSD"
+      << (e["osds"].size() == 1 ? "" : "s") << "): down " << at(e["marked_down_at_s"]) << ", out "
+      << at(e["marked_out_at_s"]) << ", up again " << at(e["marked_up_at_s"]) << "\n";
+  }
+  o << "recovery:            " << fmt(rec["bytes_moved"].get<double>() / 1e9, 2) << " GB moved ("
+    << fmt(rec["moved_over_minimum"].get<double>(), 2) << "x the minimum), full redundancy "
+    << (rec["time_to_full_redundancy_s"].is_null()
+            ? std::string("not reached")
+            : fmt(rec["time_to_full_redundancy_s"].get<double>(), 2) + " s after the failure")
+    << "; " << rec["degraded_pgs_max"].get<int>() << " PGs degraded, "
+    << rec["inactive_pgs_max"].get<int>() << " inactive at most; "
+    << rec["objects_lost"].get<uint64_t>() << " objects lost; blocked I/O "
+    << fmt(rec["blocked_io_seconds"].get<double>(), 1) << " s\n";
+  return o.str();
+}
+
 std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   std::ostringstream o;
   const auto& sum = r["summary"];
@@ -125,6 +149,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << fmt(lat["p99"].get<double>(), 1) << " ms, p999 " << fmt(lat["p999"].get<double>(), 1)
     << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
   o << utilisation_line(r);
+  if (r.contains("recovery")) o << recovery_lines(r["recovery"]);
   return o.str();
 }
 

@@ -112,6 +112,10 @@ TEST(FailureSim, SameSeedGivesAByteIdenticalFailureReport) {
     auto r = testing::run_command(kGranary + " run " + scenario + " --quiet --out " + dir + "/" +
                                   name + ".json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The summary tells the failure's story.
+    EXPECT_NE(r.out.find("failure:             partition at 5.00 s (6 OSDs)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("0 objects lost"), std::string::npos) << r.out;
   }
   const std::string a = testing::read_file(dir + "/a.json");
   EXPECT_EQ(a, testing::read_file(dir + "/b.json"));
