@@ -103,7 +103,53 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(100 * fid["storage_capacity_share"].get<double>(), 2) << "% of their capacity";
   }
   o << "\n";
-  if (sum.value("workload", "") == "checkpoint") {
+  const std::string kind = sum.value("workload", "");
+  if (kind == "block" || kind == "boot_storm") {
+    const auto& b = r["bounds"];
+    o << (kind == "block" ? "block volumes:       " : "boot storm:          ")
+      << sum["volumes"].get<int>() << " RBD volumes of " << fmt(sum["volume_gib"].get<double>(), 0)
+      << " GiB" << (sum["clone"].get<bool>() ? " (clones of one golden image)" : "") << ", "
+      << fmt(sum["block_size_kib"].get<double>(), 0) << " KiB I/Os at queue depth "
+      << sum["queue_depth"].get<int>();
+    if (kind == "block") {
+      o << ", " << fmt(100 * sum["read_fraction"].get<double>(), 0) << "% reads";
+    } else {
+      o << ", " << fmt(sum["boot_read_mib"].get<double>(), 0) << " MiB read + "
+        << fmt(sum["boot_write_mib"].get<double>(), 0) << " MiB written per node";
+    }
+    o << "\n";
+    if (kind == "boot_storm") {
+      const auto& bt = sum["boot_seconds"];
+      o << "boot time:           p50 " << fmt(bt["p50"].get<double>(), 2) << " s, p99 "
+        << fmt(bt["p99"].get<double>(), 2) << " s, max " << fmt(bt["max"].get<double>(), 2)
+        << " s (every node at once)\n";
+    }
+    o << "IOPS:                " << fmt(sum["iops"].get<double>(), 0) << " ("
+      << fmt(sum["read_iops"].get<double>(), 0) << " reads/s, "
+      << fmt(sum["write_iops"].get<double>(), 0) << " writes/s; "
+      << fmt(sum["read_mibps"].get<double>() + sum["write_mibps"].get<double>(), 1)
+      << " MiB/s) over " << fmt(sum["measured_seconds"].get<double>(), 3) << " s; bound "
+      << fmt(b["iops"].get<double>(), 0) << " (" << b["iops_bottleneck"].get<std::string>()
+      << ")\n";
+    for (const char* op : {"read", "write"}) {
+      if (!r["latency_us"].contains(op)) continue;
+      const auto& l = r["latency_us"][op];
+      o << (std::string(op) == "read" ? "read latency:        " : "write latency:       ")
+        << "p50 " << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
+        << " us, p99.9 " << fmt(l["p99_9"].get<double>(), 0) << " us, max "
+        << fmt(l["max"].get<double>(), 0) << " us\n";
+    }
+    if (sum["clone"].get<bool>()) {
+      o << "clones:              " << sum["parent_reads"].get<uint64_t>()
+        << " reads served by the parent, " << sum["copyups"].get<uint64_t>() << " objects copied up ("
+        << fmt(sum["copyup_mib"].get<double>(), 1) << " MiB)\n";
+    }
+    o << "drive queueing:      " << fmt(sum["drive_queue_wait_us_mean"].get<double>(), 1)
+      << " us per drive operation on average\n";
+    o << utilisation_line(r);
+    return o.str();
+  }
+  if (kind == "checkpoint") {
     const auto& b = r["bounds"];
     o << "checkpoint:          " << sum["model"].get<std::string>() << ", "
       << fmt(sum["checkpoint_gb"].get<double>(), 1) << " GB over " << sum["ranks"].get<int>()
@@ -265,7 +311,7 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
   if (scenario->workloads.front().kind != models::WorkloadKind::kTrainingRead) {
     return fail_input(code, Status::invalid_argument(
                                 a.path + ": workloads[0].type: expected a training_read workload "
-                                         "(accelerator planning measures AU), found checkpoint"));
+                                         "(accelerator planning measures AU), found another kind"));
   }
   const double threshold = scenario->workloads.front().training.au_threshold;
   std::cout << "Largest accelerators per client node keeping AU >= " << fmt(threshold, 2) << " ("

@@ -121,13 +121,44 @@ struct StorageSpec {
 
 // ---- workloads
 
-enum class WorkloadKind { kTrainingRead, kCheckpoint };
+enum class WorkloadKind {
+  kTrainingRead,
+  kCheckpoint,
+  kBlock,      // random block I/O on per-node RBD volumes at a queue depth (fio-like)
+  kBootStorm,  // every node reads (and writes) its system volume's boot set at once
+};
+
+// Block volumes (RBD images, design rados): one per client node running the workload.
+struct BlockWorkload {
+  // The volume: an RBD image with Ceph's striping parameters (engine/layout/rbd.h).
+  uint64_t volume_bytes = 64ull << 30;
+  uint64_t object_size_bytes = 4ull << 20;
+  uint64_t stripe_unit_bytes = 0;  // 0: the object size (no striping)
+  uint64_t stripe_count = 1;
+  // Every node's volume is a fresh clone of one parent image (`rbd clone` of a golden
+  // image): reads come from the parent until a write copies an object up.
+  bool clone = false;
+  int nodes = 0;  // client nodes running the workload (0: every node)
+  uint64_t block_bytes = 4096;  // one I/O
+  int queue_depth = 32;         // I/Os in flight per volume
+  // kBlock: random offsets (block-aligned) over the whole volume, a read with this
+  // probability, else a write; measured for duration_s after ramp_s.
+  double read_fraction = 1.0;
+  double duration_s = 1.0;
+  double ramp_s = 0.1;
+  // kBootStorm: each node reads boot_read_bytes and writes boot_write_bytes (interleaved),
+  // at block-aligned offsets drawn once for the image (every node boots the same OS, so it
+  // reads the same blocks); its boot ends with its last I/O.
+  uint64_t boot_read_bytes = 256ull << 20;
+  uint64_t boot_write_bytes = 0;
+};
 
 struct WorkloadSpec {
   std::string name;
   WorkloadKind kind = WorkloadKind::kTrainingRead;
   TrainingWorkload training;      // kind training_read
   CheckpointWorkload checkpoint;  // kind checkpoint
+  BlockWorkload block;            // kinds block, boot_storm
 };
 
 // ---- failures

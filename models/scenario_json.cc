@@ -834,11 +834,98 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
   c.checkpoints = o.int32("checkpoints", {1, 1000}, c.checkpoints);
   c.read_back = o.boolean("read_back", c.read_back);
   c.fsync = o.boolean("fsync", c.fsync);
-  for (std::string_view k : kTrainingKeys) {
-    if (o.has(k)) o.fail(k, "applies to training_read workloads, not to a checkpoint workload");
-  }
   w.checkpoint = c;
   return w;
+}
+
+const std::vector<std::string_view> kBlockKeys = {
+    "volume", "nodes", "block_size_kib", "queue_depth", "read_fraction", "duration_s", "ramp_s"};
+const std::vector<std::string_view> kBootKeys = {"volume",         "nodes",        "block_size_kib",
+                                                  "queue_depth",    "boot_read_mib", "boot_write_mib"};
+
+WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind kind) {
+  WorkloadSpec w;
+  w.kind = kind;
+  w.name = o.string("name", std::string(kind == WorkloadKind::kBlock ? "block" : "boot-storm"));
+  BlockWorkload b;
+  if (o.has("volume")) {
+    const Obj v = o.object("volume", {"size_gib", "object_size_mib", "stripe_unit_kib",
+                                      "stripe_count", "clone"});
+    b.object_size_bytes =
+        v.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 2048 * kMiB, 4 * kKiB,
+                     b.object_size_bytes);
+    if ((b.object_size_bytes & (b.object_size_bytes - 1)) != 0) {
+      v.fail("object_size_mib", "expected a power of two (RBD's object sizes: 4 KiB .. 2 GiB), found " +
+                                    num(static_cast<double>(b.object_size_bytes) / kMiB) + " MiB");
+    }
+    b.stripe_unit_bytes = v.size_bytes("stripe_unit_kib", kKiB, "KiB", 4 * kKiB,
+                                       b.object_size_bytes, 4 * kKiB, b.object_size_bytes);
+    if (b.object_size_bytes % b.stripe_unit_bytes != 0) {
+      v.fail("stripe_unit_kib", "expected a divisor of the object size (" +
+                                    num(static_cast<double>(b.object_size_bytes) / kKiB) +
+                                    " KiB), found " +
+                                    num(static_cast<double>(b.stripe_unit_bytes) / kKiB) + " KiB");
+    }
+    b.stripe_count = static_cast<uint64_t>(v.integer("stripe_count", {1, 4096}, 1));
+    b.volume_bytes = v.size_bytes("size_gib", 1024 * kMiB, "GiB", b.object_size_bytes, 1024 * 1024 * 1024 * kMiB,
+                                  4 * kKiB, b.volume_bytes);
+    b.clone = v.boolean("clone", b.clone);
+  }
+  if (b.stripe_unit_bytes == 0) b.stripe_unit_bytes = b.object_size_bytes;
+  b.nodes = o.int32("nodes", {0, cluster.clients.count}, b.nodes);
+  b.block_bytes = o.size_bytes("block_size_kib", kKiB, "KiB", 4 * kKiB, 64 * kMiB, 4 * kKiB,
+                               b.block_bytes);
+  if (b.block_bytes > b.volume_bytes) {
+    o.fail("block_size_kib", "expected at most the volume size (" +
+                                 num(static_cast<double>(b.volume_bytes) / kKiB) + " KiB), found " +
+                                 num(static_cast<double>(b.block_bytes) / kKiB) + " KiB");
+  }
+  b.queue_depth = o.int32("queue_depth", {1, 1024}, b.queue_depth);
+  if (kind == WorkloadKind::kBlock) {
+    b.read_fraction = o.number("read_fraction", {0, false, 1, false}, b.read_fraction);
+    b.duration_s = o.number("duration_s", {0, true, 3600, false}, b.duration_s);
+    b.ramp_s = o.number("ramp_s", {0, false, 3600, false}, b.ramp_s);
+  } else {
+    b.boot_read_bytes = o.size_bytes("boot_read_mib", kMiB, "MiB", 0, 1024 * 1024 * kMiB, 4 * kKiB,
+                                     b.boot_read_bytes);
+    b.boot_write_bytes = o.size_bytes("boot_write_mib", kMiB, "MiB", 0, 1024 * 1024 * kMiB, 4 * kKiB,
+                                      b.boot_write_bytes);
+    if (b.boot_read_bytes + b.boot_write_bytes < b.block_bytes) {
+      o.fail("boot_read_mib", "expected boot_read_mib + boot_write_mib of at least one block (" +
+                                  num(static_cast<double>(b.block_bytes) / kKiB) + " KiB)");
+    }
+  }
+  w.block = b;
+  return w;
+}
+
+const char* workload_kind_key(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kTrainingRead:
+      return "training_read";
+    case WorkloadKind::kCheckpoint:
+      return "checkpoint";
+    case WorkloadKind::kBlock:
+      return "block";
+    case WorkloadKind::kBootStorm:
+      return "boot_storm";
+  }
+  return "?";
+}
+
+// The keys only some workload kinds take, and which.
+const std::vector<std::string_view>& kind_keys(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kTrainingRead:
+      return kTrainingKeys;
+    case WorkloadKind::kCheckpoint:
+      return kCheckpointKeys;
+    case WorkloadKind::kBlock:
+      return kBlockKeys;
+    case WorkloadKind::kBootStorm:
+      return kBootKeys;
+  }
+  return kTrainingKeys;
 }
 
 std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cluster) {
@@ -851,21 +938,47 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < arr->size(); ++i) {
     const std::string path = root.path_of("workloads") + "[" + std::to_string(i) + "]";
+    const std::vector<WorkloadKind> kinds = {WorkloadKind::kTrainingRead, WorkloadKind::kCheckpoint,
+                                             WorkloadKind::kBlock, WorkloadKind::kBootStorm};
     std::vector<std::string_view> keys = {"name", "type", "mlperf"};
-    keys.insert(keys.end(), kTrainingKeys.begin(), kTrainingKeys.end());
-    keys.insert(keys.end(), kCheckpointKeys.begin(), kCheckpointKeys.end());
+    for (WorkloadKind k : kinds) {
+      for (std::string_view key : kind_keys(k)) {
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      }
+    }
     const Obj o(root.ctx(), (*arr)[i], path, keys);
-    const auto kind = o.choice<WorkloadKind>(
-        "type",
-        {{"training_read", WorkloadKind::kTrainingRead}, {"checkpoint", WorkloadKind::kCheckpoint}},
-        WorkloadKind::kTrainingRead);
+    const auto kind = o.choice<WorkloadKind>("type",
+                                             {{"training_read", WorkloadKind::kTrainingRead},
+                                              {"checkpoint", WorkloadKind::kCheckpoint},
+                                              {"block", WorkloadKind::kBlock},
+                                              {"boot_storm", WorkloadKind::kBootStorm}},
+                                             WorkloadKind::kTrainingRead);
+    // A key of another kind that this kind does not take.
+    const auto& own = kind_keys(kind);
+    for (WorkloadKind other : kinds) {
+      for (std::string_view key : kind_keys(other)) {
+        if (!o.has(key) || std::find(own.begin(), own.end(), key) != own.end()) continue;
+        std::string takers;
+        for (WorkloadKind t : kinds) {
+          const auto& tk = kind_keys(t);
+          if (std::find(tk.begin(), tk.end(), key) == tk.end()) continue;
+          takers += std::string(takers.empty() ? "" : ", ") + workload_kind_key(t);
+        }
+        o.fail(key, "applies to " + takers + " workloads, not to a " +
+                        workload_kind_key(kind) + " workload");
+      }
+    }
+    if (kind != WorkloadKind::kTrainingRead && kind != WorkloadKind::kCheckpoint &&
+        o.has("mlperf")) {
+      o.fail("mlperf", std::string("applies to training_read and checkpoint workloads, not to a ") +
+                           workload_kind_key(kind) + " workload");
+    }
     WorkloadSpec w;
     if (kind == WorkloadKind::kCheckpoint) {
       w = parse_checkpoint(o, cluster);
+    } else if (kind == WorkloadKind::kBlock || kind == WorkloadKind::kBootStorm) {
+      w = parse_block(o, cluster, kind);
     } else {
-      for (std::string_view k : kCheckpointKeys) {
-        if (o.has(k)) o.fail(k, "applies to checkpoint workloads, not to a training_read workload");
-      }
       w = parse_workload(o, accelerator);
     }
     if (auto it = seen.find(w.name); it != seen.end()) {
@@ -997,6 +1110,16 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.storage = parse_storage(root.object("storage", {"design", "protocol", "rados", "pfs", "nfs"}),
                             s.cluster);
   s.workloads = parse_workloads(root, s.cluster);
+  for (size_t i = 0; i < s.workloads.size(); ++i) {
+    const WorkloadKind k = s.workloads[i].kind;
+    if ((k == WorkloadKind::kBlock || k == WorkloadKind::kBootStorm) &&
+        s.storage.design != StorageDesign::kRados) {
+      ctx.fail("workloads[" + std::to_string(i) + "].type",
+               std::string("block volumes are RBD images: a ") + workload_kind_key(k) +
+                   " workload needs storage design 'rados', found '" +
+                   std::string(storage_design_name(s.storage.design)) + "'");
+    }
+  }
   s.failures = parse_failures(root, s);
   if (root.has("simulation")) {
     s.simulation = parse_simulation(root.object(

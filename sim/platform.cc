@@ -18,7 +18,7 @@ void configure_engine(sg4::Engine& engine) {
   engine.set_config("network/TCP-gamma:0");
   engine.set_config("network/crosstraffic:0");
   engine.set_config("network/optim:Lazy");
-  engine.set_config("cpu/optim:Full");
+  engine.set_config("cpu/optim:Lazy");
   engine.set_config("contexts/stack-size:256");
   // Extra SimGrid settings for experiments, e.g. GRANARY_SIMGRID_CFG="network/optim:Lazy".
   if (const char* extra = std::getenv("GRANARY_SIMGRID_CFG")) {

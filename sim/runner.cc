@@ -24,6 +24,7 @@
 #include "engine/services/written_store.h"
 #include "models/durability.h"
 #include "models/topology.h"
+#include "sim/block_workload.h"
 #include "sim/failures.h"
 #include "sim/metrics.h"
 #include "sim/platform.h"
@@ -57,6 +58,17 @@ bool is_checkpoint(const Scenario& s) {
   return !s.workloads.empty() && s.workloads[0].kind == models::WorkloadKind::kCheckpoint;
 }
 
+bool is_block(const Scenario& s) {
+  return !s.workloads.empty() && (s.workloads[0].kind == models::WorkloadKind::kBlock ||
+                                  s.workloads[0].kind == models::WorkloadKind::kBootStorm);
+}
+
+// The client nodes a block workload runs on (its `nodes`, from node 0 up; 0: all).
+int block_nodes(const Scenario& s) {
+  const int n = s.workloads[0].block.nodes;
+  return n > 0 ? n : s.cluster.clients.count;
+}
+
 // The client nodes a checkpoint's ranks occupy (one rank per accelerator, from node 0 up).
 int checkpoint_nodes(const Scenario& s) {
   const int per_node = s.cluster.clients.accelerators_per_node;
@@ -68,8 +80,8 @@ int checkpoint_nodes(const Scenario& s) {
 RunPlan plan_run(const Scenario& s) {
   RunPlan p;
   const bool checkpoint = is_checkpoint(s);
-  // A checkpoint involves only the nodes holding its ranks.
-  const int n = checkpoint ? checkpoint_nodes(s) : s.cluster.clients.count;
+  // A checkpoint involves only the nodes holding its ranks, a block workload its nodes.
+  const int n = checkpoint ? checkpoint_nodes(s) : is_block(s) ? block_nodes(s) : s.cluster.clients.count;
   const int servers = s.cluster.storage.count;
   int64_t readers = 0;
   int per_file = 1;  // requests a reader keeps in flight
@@ -92,7 +104,12 @@ RunPlan plan_run(const Scenario& s) {
       break;
   }
   Fidelity f = s.simulation.fidelity;
-  if (f == Fidelity::kAuto && checkpoint) {
+  if (is_block(s)) {
+    // Small I/Os are latency-bound and few bytes: every volume, every I/O.
+    p.reason = std::to_string(n) + " volumes: every volume and I/O" +
+               (f == Fidelity::kSlice ? " (a slice does not apply to block I/O)" : "");
+    f = Fidelity::kRequest;
+  } else if (f == Fidelity::kAuto && checkpoint) {
     const int ranks = s.workloads[0].checkpoint.ranks();
     f = ranks <= kAutoRequestRanks ? Fidelity::kRequest : Fidelity::kSlice;
     p.reason = std::to_string(ranks) +
@@ -617,6 +634,162 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
   return report;
 }
 
+// Everything a block run needs from run_scenario's world building.
+struct BlockRun {
+  const Scenario& full;  // as the user wrote it
+  const Scenario& sim;
+  const RunPlan& plan;
+  const models::BlockWorkload& block;
+  uint64_t seed;
+  const RunOptions& options;
+  const models::Topology& topology;
+  const Platform& platform;
+  SimEnv& env;
+  sg4::Engine& engine;
+  World& world;
+  const services::StorageBackend& backend;
+  const DriveTiming& drive_timing;
+};
+
+// The analytic IOPS ceiling of a block workload: every drive at its rated IOPS, every storage
+// server's cores at the protocol's CPU per request, every copy of a write counted.
+struct IopsBound {
+  double iops = 0;
+  std::string bottleneck;
+};
+
+IopsBound iops_bound(const Scenario& s, double read_fraction, const DriveTiming& t) {
+  const auto& st = s.cluster.storage;
+  const int drives = st.count * st.drives_per_node;
+  const auto& r = s.storage.rados;
+  const int copies = r.ec_k > 0 ? r.ec_k + r.ec_m : std::max(1, r.replicas);
+  // Per client I/O: drive operations and server requests. A small read is one drive read
+  // (erasure-coded: of the one data shard holding it, through the primary: two requests); a
+  // write is one drive write and one request per copy or shard, plus the primary's.
+  const double w = 1 - read_fraction;
+  const double drive_busy =
+      t.units > 0 ? (read_fraction * t.read_hold_s + w * copies * t.write_hold_s) / t.units : 0;
+  const double cpu = s.storage.protocol.server_cpu_us_per_op * 1e-6;
+  const double server_busy = cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * (copies + 1));
+  IopsBound b{std::numeric_limits<double>::infinity(), "none"};
+  if (drive_busy > 0) b = {drives / drive_busy, "drive IOPS"};
+  if (server_busy > 0 && st.count * st.cpu_cores / server_busy < b.iops) {
+    b = {st.count * st.cpu_cores / server_busy, "storage server CPU"};
+  }
+  return b;
+}
+
+Result<nlohmann::json> run_block(BlockRun r) {
+  const Scenario& s = r.sim;
+  SimEnv& env = r.env;
+  const bool boot = s.workloads[0].kind == models::WorkloadKind::kBootStorm;
+  const auto& rados = std::get<services::RadosBackend>(r.backend);
+  const double client_cpu_s = s.storage.protocol.client_cpu_us_per_op * 1e-6;
+  const int nodes = r.plan.clients;
+  std::vector<std::unique_ptr<services::StorageClient>> clients;
+  std::vector<std::unique_ptr<services::BlockVolume>> volumes;
+  std::vector<services::BlockVolume*> volume_ptrs;
+  std::vector<HostId> hosts;
+  const std::string parent = r.block.clone ? r.world.dataset->files().front().path : "";
+  for (int c = 0; c < nodes; ++c) {
+    services::StorageClientOptions co;
+    co.name = "client" + std::to_string(c);
+    co.cpu_s_per_op = client_cpu_s;
+    // librbd runs in the node's host memory (a VM's or the node's system disk).
+    const HostId host = r.topology.client_sinks[c];
+    clients.push_back(std::make_unique<services::StorageClient>(env, host, r.backend, co));
+    services::BlockVolumeSpec vs;
+    vs.size_bytes = r.block.volume_bytes;
+    if (r.block.clone) {
+      vs.image = "clones/node" + std::to_string(c);
+      vs.parent = parent;
+    } else {
+      vs.image = r.world.dataset->files()[c].path;
+    }
+    auto vol = services::BlockVolume::open(env, *clients.back(), rados.layout, vs);
+    if (!vol.ok()) return vol.status();
+    volumes.push_back(std::move(*vol));
+    volume_ptrs.push_back(volumes.back().get());
+    hosts.push_back(host);
+  }
+  BlockWorkloadDriver driver(env, r.block, boot, volume_ptrs, hosts, env.random().next_u64());
+  driver.start();
+
+  // Monitor: link load, progress.
+  const double interval_s = boot ? 0.05 : std::max(0.01, (r.block.ramp_s + r.block.duration_s) / 50);
+  std::vector<double> link_bytes(r.topology.links.size(), 0.0),
+      link_bytes_reverse(r.topology.links.size(), 0.0);
+  const double expected = boot ? static_cast<double>(nodes) * (r.block.boot_read_bytes +
+                                                              r.block.boot_write_bytes) /
+                                     r.block.block_bytes
+                               : r.block.ramp_s + r.block.duration_s;
+  double drive_ops = 0, drive_queued_s = 0;
+  env.spawn(r.topology.clients.front(), "monitor", [&] {
+    for (;;) {
+      env.sleep_s(interval_s);
+      for (size_t i = 0; i < link_bytes.size(); ++i) {
+        link_bytes[i] += r.platform.forward[i]->get_usage() * interval_s;
+        link_bytes_reverse[i] += r.platform.reverse[i]->get_usage() * interval_s;
+      }
+      if (r.options.on_progress) {
+        const double done = boot ? static_cast<double>(driver.completed()) : env.now_s();
+        r.options.on_progress(env.now_s(), std::min(1.0, done / std::max(1e-9, expected)));
+      }
+      if (driver.done() || env.now_s() >= s.simulation.max_simulated_s) {
+        driver.collect();
+        for (int d = 0; d < env.device_count(); ++d) {
+          if (const DriveQueue* q = env.drive_queue(d)) {
+            drive_ops += static_cast<double>(q->operations());
+            drive_queued_s += q->queued_s();
+          }
+        }
+        if (!driver.done()) sg4::Actor::kill_all();
+        return;
+      }
+    }
+  });
+  r.engine.run();
+  if (!driver.first_error().ok()) return driver.first_error();
+  if (!driver.done()) {
+    return Status::invalid_argument(
+        r.full.source_path + ": simulation.max_simulated_s: the block workload did not finish in " +
+        std::to_string(s.simulation.max_simulated_s) + " simulated seconds");
+  }
+  const double end_s = driver.end_s();
+
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {{"name", r.full.name}, {"source", r.full.source_path}, {"seed", r.seed}};
+  report["fidelity"] = {{"mode", fidelity_name(r.plan.fidelity)},
+                        {"slice_factor", r.plan.slice_factor},
+                        {"simulated_client_nodes", nodes},
+                        {"simulated_storage_servers", r.plan.storage_servers},
+                        {"reason", r.plan.reason}};
+  nlohmann::json summary = driver.summary();
+  summary["workload"] = boot ? "boot_storm" : "block";
+  summary["simulated_seconds"] = round_to(end_s, 6);
+  summary["drive_queue_wait_us_mean"] =
+      round_to(drive_ops > 0 ? drive_queued_s / drive_ops * 1e6 : 0, 3);
+  report["summary"] = summary;
+  const IopsBound ib = iops_bound(s, boot ? static_cast<double>(r.block.boot_read_bytes) /
+                                                (r.block.boot_read_bytes + r.block.boot_write_bytes)
+                                          : r.block.read_fraction,
+                                  r.drive_timing);
+  report["bounds"] = {{"iops", std::isfinite(ib.iops) ? round_to(ib.iops, 1) : 0.0},
+                      {"iops_bottleneck", ib.bottleneck},
+                      {"drive_units", r.drive_timing.units},
+                      {"drive_read_latency_us", round_to(r.drive_timing.read_latency_s * 1e6, 3)},
+                      {"drive_write_latency_us", round_to(r.drive_timing.write_latency_s * 1e6, 3)}};
+  report["latency_us"] = driver.latency_us();
+  report["utilization"] =
+      utilization_json(r.topology, r.platform, link_bytes, link_bytes_reverse, end_s);
+  const double series_interval = boot ? std::max(0.01, end_s / 50) : interval_s;
+  nlohmann::json iops = nlohmann::json::array();
+  for (double x : driver.iops_series(series_interval)) iops.push_back(round_to(x, 3));
+  report["series"] = {{"interval_s", round_to(series_interval, 6)}, {"iops", iops}};
+  return report;
+}
+
 }  // namespace
 
 Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -628,8 +801,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
   Scenario shrunk = scenario;
   if (is_checkpoint(scenario)) shrunk.cluster.clients.count = checkpoint_nodes(scenario);
+  if (is_block(scenario)) shrunk.cluster.clients.count = block_nodes(scenario);
   const Scenario& in = shrunk;
   const bool checkpoint = in.workloads[0].kind == models::WorkloadKind::kCheckpoint;
+  const bool block = is_block(in);
+  const models::BlockWorkload& bw = in.workloads[0].block;
   const RunPlan plan = plan_run(in);
   const int k = plan.slice_factor;
   const uint64_t seed = options.seed.value_or(in.seed);
@@ -647,9 +823,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (!real_topology.ok()) return real_topology.status();
   auto topology = models::build_topology(s.cluster, mds_count);
   if (!topology.ok()) return topology.status();
-  // The protocol's per-message software latency, paid once per message at the client NIC.
+  // The protocol's per-message software latency, paid once per message at the client NIC. A
+  // drive's latency is paid in its DriveQueue (drive_model.h), not on its link.
   for (auto& l : topology->links) {
     if (l.role == LinkRole::kClientNic) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
+    if (l.role == LinkRole::kDrive) l.latency_s = 0;
   }
 
   // The analytic bound over the full cluster, at the protocol's efficiency.
@@ -688,6 +866,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   auto platform = build_platform(*topology, po);
   if (!platform.ok()) return platform.status();
   SimEnv env(*topology, *platform, seed);
+  DriveTiming drive_timing = DriveTiming::from_profile(s.cluster.storage.drive);
+  // A slice's drives run at m/k of their capacity: their IOPS too.
+  drive_timing.read_hold_s /= share;
+  drive_timing.write_hold_s /= share;
+  env.set_drive_timing(drive_timing);
 
   // ---- storage
   World world;
@@ -707,6 +890,15 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     ds.sample_bytes_mean = std::max(4096.0, std::round(ck.total_gb() * 1e9 / ck.ranks()));
     ds.sample_bytes_stddev = 0;
   }
+  if (block) {
+    // The images the pool holds: each node's volume, or the one parent image every node's
+    // volume is a clone of (the clones start empty).
+    ds.name = bw.clone ? "golden" : "volumes";
+    ds.files = bw.clone ? 1 : plan.clients;
+    ds.samples_per_file = 1;
+    ds.sample_bytes_mean = static_cast<double>(bw.volume_bytes);
+    ds.sample_bytes_stddev = 0;
+  }
   auto dataset = services::Dataset::create(ds, env.random());
   if (!dataset.ok()) return dataset.status();
   world.dataset = std::make_unique<services::Dataset>(std::move(*dataset));
@@ -723,7 +915,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   auto writable_store = [&]() -> services::WrittenObjectStore& {
     world.written.push_back(std::make_unique<services::WrittenObjectStore>(
         drive_capacity,
-        checkpoint ? nullptr : static_cast<const services::ObjectIndex*>(world.index.get())));
+        checkpoint ? nullptr : static_cast<const services::ObjectIndex*>(world.index.get()),
+        services::WrittenObjectStoreOptions{
+            .reserve_bytes = block ? bw.object_size_bytes : uint64_t{4} << 20}));
     return *world.written.back();
   };
 
@@ -785,6 +979,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       ls.object_size_bytes = std::max(ls.object_size_bytes, s.simulation.transfer_unit_bytes);
     }
     ls.stripe_unit_bytes = ls.object_size_bytes;
+    if (block) {
+      ls.object_size_bytes = bw.object_size_bytes;
+      ls.stripe_unit_bytes = bw.stripe_unit_bytes;
+      ls.stripe_count = bw.stripe_count;
+    }
     auto rbd = layout::RbdLayout::create(ls);
     if (!rbd.ok()) return rbd.status();
     world.index = std::make_unique<services::DatasetObjectIndex>(
@@ -798,7 +997,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       // get Ceph's 16 op threads per OSD (osd_op_num_shards_ssd 8 x
       // osd_op_num_threads_per_shard_ssd 2); replicated reads never wait on a peer, and 4
       // workers keep the drive as busy at a quarter of the simulation's tasks.
-      o.worker_tasks = (checkpoint || ec) ? 16 : 4;
+      o.worker_tasks = (checkpoint || block || ec) ? 16 : 4;
       // With failures, an erasure-coded primary reads around a silent shard after 1 s.
       if (!s.failures.empty()) o.shard_timeout_s = 1.0;
       world.object_services.push_back(std::make_unique<services::OsdService>(
@@ -931,7 +1130,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     fo.sizes = cluster::PgSizes::spread(s.storage.rados.pg_num, objects, stored);
     // slow_drive, nic_degraded: a drive's link (reads one way, writes the other), or a storage
     // host's NIC link, at 1/factor of its speed.
-    fo.set_drive_slowdown = link_slowdown(*topology, *platform, LinkRole::kDrive);
+    fo.set_drive_slowdown = [&env, links = link_slowdown(*topology, *platform, LinkRole::kDrive)](
+                                int32_t osd, double factor) mutable {
+      links(osd, factor);
+      env.set_drive_slowdown(osd, factor);
+    };
     fo.set_nic_slowdown = link_slowdown(*topology, *platform, LinkRole::kStorageNic);
     auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
                                         world.map_epoch, std::move(fo));
@@ -943,6 +1146,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (checkpoint) {
     return run_checkpoint(CheckpointRun{scenario, s, plan, ck, sim_ranks, seed, options, *topology,
                                         *platform, bound, env, engine, world, backend});
+  }
+  if (block) {
+    return run_block(BlockRun{scenario, s, plan, bw, seed, options, *topology, *platform, env,
+                              engine, world, backend, drive_timing});
   }
 
   // ---- clients

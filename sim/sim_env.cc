@@ -76,12 +76,27 @@ class SimEnv::SimDevice final : public Device {
   HostId host() const override { return server_; }
   uint64_t capacity_bytes() const override { return capacity_; }
   sg4::Host* drive_host() const { return drive_host_; }
+  void set_timing(const DriveTiming& timing) { queue_ = std::make_unique<DriveQueue>(timing); }
+  DriveQueue* queue() const { return queue_.get(); }
+  // Waits for the drive's access to an operation (nothing without a drive model); the time the
+  // data is ready.
+  double access(bool write) {
+    if (!queue_) return 0;
+    const double ready = queue_->admit(sg4::Engine::get_clock(), write);
+    sg4::this_actor::sleep_until(ready);
+    return ready;
+  }
+  // As access() for an operation a courier carries out later: only the ready time.
+  double admit_read() {
+    return queue_ ? queue_->admit(sg4::Engine::get_clock(), false) : 0;
+  }
 
   Result<Payload> read(uint64_t offset, uint64_t length) override {
     if (offset > capacity_ || length > capacity_ - offset) {
       return Status::invalid_argument("read beyond the end of device " + std::to_string(id_));
     }
     try {
+      access(false);
       sg4::Comm::sendto(drive_host_, server_host_, length);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
@@ -94,6 +109,7 @@ class SimEnv::SimDevice final : public Device {
       return Status::invalid_argument("write beyond the end of device " + std::to_string(id_));
     }
     try {
+      access(true);
       sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
@@ -107,6 +123,7 @@ class SimEnv::SimDevice final : public Device {
   sg4::Host* drive_host_;
   sg4::Host* server_host_;
   uint64_t capacity_;
+  std::unique_ptr<DriveQueue> queue_;
 };
 
 class SimEnv::SimSemaphore final : public Semaphore {
@@ -191,8 +208,9 @@ void SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length, 
     a->daemonize();
   }
   const uint64_t bytes = message.wire_bytes();
+  const double ready = static_cast<SimDevice&>(device).admit_read();
   c.jobs.push_back(
-      {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes});
+      {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes, ready});
   c.pending->release();
 }
 
@@ -202,6 +220,9 @@ void SimEnv::courier_loop(DeviceId id) {
     c.pending->acquire();
     CourierJob job = c.jobs.front();
     c.jobs.pop_front();
+    // Reads are admitted in time order and share one latency, so their ready times never
+    // decrease: waiting for each in turn delays none behind another.
+    if (job.ready_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(job.ready_s);
     // Sent from the drive's host: the transfer's route starts with the drive link.
     job.to->put_init(job.message, job.bytes)->detach(delete_message);
   }
@@ -210,6 +231,20 @@ void SimEnv::courier_loop(DeviceId id) {
 Device& SimEnv::device(DeviceId id) {
   GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
   return *devices_[id];
+}
+
+void SimEnv::set_drive_timing(const DriveTiming& timing) {
+  for (auto& d : devices_) d->set_timing(timing);
+}
+
+void SimEnv::set_drive_slowdown(DeviceId id, double factor) {
+  GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
+  if (DriveQueue* q = devices_[id]->queue()) q->set_slowdown(factor);
+}
+
+const DriveQueue* SimEnv::drive_queue(DeviceId id) const {
+  GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
+  return devices_[id]->queue();
 }
 
 std::unique_ptr<Semaphore> SimEnv::make_semaphore(int initial) {

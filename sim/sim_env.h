@@ -16,6 +16,7 @@
 
 #include "engine/env.h"
 #include "models/topology.h"
+#include "sim/drive_model.h"
 #include "sim/platform.h"
 
 namespace granary::sim {
@@ -43,6 +44,15 @@ class SimEnv final : public Env {
   std::unique_ptr<Semaphore> make_semaphore(int initial) override;
   Random& random() override { return random_; }
 
+  // Gives every drive a DriveQueue with `timing`: each read or write then waits for its access
+  // (drive_model.h) before its data moves, so the drive links should carry no latency of their
+  // own (the runner zeroes it). Without it a drive operation is only its link's transfer.
+  void set_drive_timing(const DriveTiming& timing);
+  // Drive `id`'s command processing `factor` times slower (1: its own speed).
+  void set_drive_slowdown(DeviceId id, double factor);
+  // The drive's queue (null before set_drive_timing).
+  const DriveQueue* drive_queue(DeviceId id) const;
+
   simgrid::s4u::Host* host(HostId id) const;
   HostId host_of_drive(DeviceId id) const;
   int device_count() const { return static_cast<int>(devices_.size()); }
@@ -55,6 +65,7 @@ class SimEnv final : public Env {
     simgrid::s4u::Mailbox* to;
     Message* message;
     uint64_t bytes;
+    double ready_s;  // when the drive has the data (DriveQueue), 0 without a drive model
   };
   struct Courier {  // streams send_from_device transfers out of one drive
     std::deque<CourierJob> jobs;

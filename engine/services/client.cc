@@ -437,6 +437,70 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
   return w;
 }
 
+Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& rados,
+                                                          std::string_view path, uint64_t offset,
+                                                          uint64_t length, bool with_group) {
+  auto plan_now = [&] {
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    return rados_reads(rados.layout, *rados.placement, path, offset, length, with_group);
+  };
+  Result<std::vector<ObjectRead>> requests = plan_now();
+  if (rados.map_epoch == nullptr) return requests;
+  const double blocked_from = env_.now_s();
+  while (!requests.ok() && requests.status().code() == Status::Code::kNotFound) {
+    env_.sleep_s(rados.resend_check_s);
+    requests = plan_now();
+  }
+  if (env_.now_s() > blocked_from) {
+    std::lock_guard<EnvMutex> lock(mu_);
+    stats_.blocked_s += env_.now_s() - blocked_from;
+  }
+  return requests;
+}
+
+Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offset,
+                                            uint64_t length) {
+  const auto* rados = std::get_if<RadosBackend>(&backend_);
+  if (rados == nullptr) {
+    return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
+  }
+  Result<std::vector<ObjectRead>> reads =
+      plan_rados(*rados, path, offset, length, rados->ec.k > 0);
+  if (!reads.ok()) return reads.status();
+  Endpoint& reply_ep = take_reply_endpoint();
+  Result<uint64_t> bytes = exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep);
+  return_reply_endpoint(reply_ep);
+  std::lock_guard<EnvMutex> lock(mu_);
+  if (!bytes.ok()) {
+    ++stats_.errors;
+  } else {
+    stats_.bytes_read += *bytes;
+  }
+  return bytes;
+}
+
+Result<uint64_t> StorageClient::write_extent(std::string_view path, uint64_t offset,
+                                             uint64_t length) {
+  const auto* rados = std::get_if<RadosBackend>(&backend_);
+  if (rados == nullptr) {
+    return Status::invalid_argument("write_extent: block I/O needs a rados backend (RBD images)");
+  }
+  Result<std::vector<ObjectRead>> writes =
+      plan_rados(*rados, path, offset, length, /*with_group=*/true);
+  if (!writes.ok()) return writes.status();
+  Endpoint& reply_ep = take_reply_endpoint();
+  Result<uint64_t> bytes =
+      exchange_writes(*writes, std::numeric_limits<size_t>::max(), /*durable=*/true, reply_ep);
+  return_reply_endpoint(reply_ep);
+  std::lock_guard<EnvMutex> lock(mu_);
+  if (!bytes.ok()) {
+    ++stats_.errors;
+  } else {
+    stats_.bytes_written += *bytes;
+  }
+  return bytes;
+}
+
 ClientStats StorageClient::stats() const {
   std::lock_guard<EnvMutex> lock(mu_);
   return stats_;

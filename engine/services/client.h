@@ -140,6 +140,15 @@ class StorageClient {
   Result<FileWrite> write_file(std::string_view path, uint64_t size_bytes,
                                WriteOptions options = {});
 
+  // rados only (an RBD image's block I/O, block_volume.h): reads or writes
+  // [offset, offset + length) of the image or file `path`, one request per object extent, all
+  // in flight at once; a write goes to the primary with the group's other OSDs or shards, and
+  // is acknowledged once durable. While a group has no OSD (an inactive PG) the call waits for
+  // a map that brings one back, as for read_file. The bytes moved; failures as for read_file.
+  // Counted in requests / write_requests, not in files_read or files_written.
+  Result<uint64_t> read_extent(std::string_view path, uint64_t offset, uint64_t length);
+  Result<uint64_t> write_extent(std::string_view path, uint64_t offset, uint64_t length);
+
   HostId host() const { return host_; }
   ClientStats stats() const;
   // Data bytes received so far, counted reply by reply (readable at any time without a lock).
@@ -158,6 +167,10 @@ class StorageClient {
   Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
                                    bool durable, Endpoint& reply_ep);
   size_t window_of() const;
+  // rados: the requests for [offset, offset + length) of `path`, waiting (with map_epoch) while
+  // a group has no device.
+  Result<std::vector<ObjectRead>> plan_rados(const RadosBackend& rados, std::string_view path,
+                                             uint64_t offset, uint64_t length, bool with_group);
 
   Env& env_;
   HostId host_;

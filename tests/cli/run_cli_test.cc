@@ -56,9 +56,33 @@ TEST(RunCli, BadScenarioExitsTwoWithOneLine) {
 // Every shipped scenario runs, and its report has every figure the report format promises.
 class ShippedScenario : public ::testing::TestWithParam<std::string> {};
 
+// The figures of a block workload's report (docs/report-format.md, "Block runs").
+void expect_block_report(const std::string& name, const nlohmann::json& r) {
+  for (const char* path :
+       {"/summary/iops", "/summary/read_iops", "/summary/write_iops", "/summary/measured_seconds",
+        "/summary/drive_queue_wait_us_mean", "/bounds/iops", "/bounds/iops_bottleneck",
+        "/latency_us", "/utilization", "/series/iops", "/fidelity/mode"}) {
+    EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(path))) << name << ": " << path;
+  }
+  const auto& s = r["summary"];
+  EXPECT_GT(s["iops"].get<double>(), 0) << name;
+  // The simulated IOPS never beat the analytic ceiling.
+  EXPECT_LE(s["iops"].get<double>(), r["bounds"]["iops"].get<double>() * 1.01) << name;
+  for (const char* op : {"read", "write"}) {
+    if (!r["latency_us"].contains(op)) continue;
+    const auto& l = r["latency_us"][op];
+    EXPECT_GT(l["p50"].get<double>(), 0) << name;
+    EXPECT_LE(l["p50"].get<double>(), l["p99"].get<double>()) << name;
+    EXPECT_LE(l["p99"].get<double>(), l["p99_9"].get<double>()) << name;
+    EXPECT_LE(l["p99_9"].get<double>(), l["max"].get<double>()) << name;
+  }
+}
+
 TEST_P(ShippedScenario, RunsAndReports) {
   const nlohmann::json r = run_report(kScenarios + "/" + GetParam());
   ASSERT_FALSE(r.is_discarded());
+  const std::string workload = r["summary"].value("workload", "");
+  if (workload == "block" || workload == "boot_storm") return expect_block_report(GetParam(), r);
   for (const char* path :
        {"/summary/epoch_seconds", "/summary/read_gibps_mean", "/summary/read_gibps_steady",
         "/summary/accelerators", "/summary/accelerator_utilization/mean",

@@ -519,7 +519,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "workloads[0].mlperf: unknown MLPerf Storage workload 'bert' (known: unet3d, resnet50, "
        "cosmoflow)"},
       {[](json& j) { j["workloads"][0]["type"] = "checkpoint_write"; },
-       "workloads[0].type: expected 'training_read' or 'checkpoint', found \"checkpoint_write\""},
+       "workloads[0].type: expected 'training_read' or 'checkpoint' or 'block' or 'boot_storm', found \"checkpoint_write\""},
       {[](json& j) {
          j["workloads"].push_back({{"mlperf", "unet3d"}});
        },
@@ -737,6 +737,89 @@ TEST(ScenarioJsonCheckpoint, BadCheckpointsGiveClearErrors) {
 
 namespace granary::models {
 namespace {
+
+TEST(ScenarioJsonBlock, BlockAndBootStormResolve) {
+  json j = minimal();
+  j["workloads"] = json::parse(R"([{"type": "block", "volume": {"size_gib": 8,
+      "object_size_mib": 1, "stripe_unit_kib": 64, "stripe_count": 4}, "nodes": 2,
+      "block_size_kib": 16, "queue_depth": 8, "read_fraction": 0.5, "duration_s": 0.2}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const WorkloadSpec& w = r->workloads[0];
+  EXPECT_EQ(w.kind, WorkloadKind::kBlock);
+  EXPECT_EQ(w.name, "block");
+  EXPECT_EQ(w.block.volume_bytes, 8ull << 30);
+  EXPECT_EQ(w.block.object_size_bytes, 1ull << 20);
+  EXPECT_EQ(w.block.stripe_unit_bytes, 64ull << 10);
+  EXPECT_EQ(w.block.stripe_count, 4u);
+  EXPECT_FALSE(w.block.clone);
+  EXPECT_EQ(w.block.nodes, 2);
+  EXPECT_EQ(w.block.block_bytes, 16384u);
+  EXPECT_EQ(w.block.queue_depth, 8);
+  EXPECT_DOUBLE_EQ(w.block.read_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(w.block.duration_s, 0.2);
+  EXPECT_DOUBLE_EQ(w.block.ramp_s, 0.1);
+
+  j["workloads"] = json::parse(R"([{"type": "boot_storm", "name": "boot",
+      "volume": {"clone": true}, "boot_read_mib": 32, "boot_write_mib": 4}])");
+  r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const BlockWorkload& b = r->workloads[0].block;
+  EXPECT_EQ(r->workloads[0].kind, WorkloadKind::kBootStorm);
+  EXPECT_TRUE(b.clone);
+  EXPECT_EQ(b.volume_bytes, 64ull << 30);
+  EXPECT_EQ(b.stripe_unit_bytes, 4ull << 20);  // the object size
+  EXPECT_EQ(b.boot_read_bytes, 32ull << 20);
+  EXPECT_EQ(b.boot_write_bytes, 4ull << 20);
+}
+
+TEST(ScenarioJsonBlock, BadBlockWorkloadsGiveClearErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"([{"type": "block", "files": 3}])",
+       "s.json: workloads[0].files: applies to training_read workloads, not to a block workload"},
+      {R"([{"type": "boot_storm", "duration_s": 3}])",
+       "s.json: workloads[0].duration_s: applies to block workloads, not to a boot_storm "
+       "workload"},
+      {R"([{"type": "block", "boot_read_mib": 3}])",
+       "s.json: workloads[0].boot_read_mib: applies to boot_storm workloads, not to a block "
+       "workload"},
+      {R"([{"mlperf": "unet3d", "queue_depth": 3}])",
+       "s.json: workloads[0].queue_depth: applies to block, boot_storm workloads, not to a "
+       "training_read workload"},
+      {R"([{"type": "block", "mlperf": "unet3d"}])",
+       "s.json: workloads[0].mlperf: applies to training_read and checkpoint workloads, not to "
+       "a block workload"},
+      {R"([{"type": "block", "volume": {"object_size_mib": 3}}])",
+       "s.json: workloads[0].volume.object_size_mib: expected a power of two"},
+      {R"([{"type": "block", "volume": {"stripe_unit_kib": 12}}])",
+       "s.json: workloads[0].volume.stripe_unit_kib: expected a divisor of the object size "
+       "(4096 KiB), found 12 KiB"},
+      {R"([{"type": "block", "volume": {"size_gib": 1}, "block_size_kib": 4096,
+            "nodes": 9}])",
+       "s.json: workloads[0].nodes: expected an integer in 0..4, found 9"},
+      {R"([{"type": "block", "read_fraction": 1.5}])", "s.json: workloads[0].read_fraction:"},
+      {R"([{"type": "block", "volume": {"sizegib": 1}}])",
+       "s.json: workloads[0].volume.sizegib: unknown key"},
+      {R"([{"type": "boot_storm", "boot_read_mib": 0, "boot_write_mib": 0}])",
+       "s.json: workloads[0].boot_read_mib: expected boot_read_mib + boot_write_mib of at least "
+       "one block (4 KiB)"},
+  };
+  for (const auto& [workloads, message] : cases) {
+    json j = minimal();
+    j["workloads"] = json::parse(workloads);
+    auto r = parse(j);
+    ASSERT_FALSE(r.ok()) << workloads;
+    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
+  }
+  json j = minimal();
+  j["storage"]["design"] = "nfs";
+  j["workloads"] = json::parse(R"([{"type": "boot_storm"}])");
+  auto r = parse(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(error_of(r),
+            "s.json: workloads[0].type: block volumes are RBD images: a boot_storm workload "
+            "needs storage design 'rados', found 'nfs'");
+}
 
 TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   json j = minimal();

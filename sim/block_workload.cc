@@ -1,0 +1,190 @@
+#include "sim/block_workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace granary::sim {
+
+namespace {
+double round_to(double x, int digits) {
+  const double f = std::pow(10.0, digits);
+  return std::round(x * f) / f;
+}
+}  // namespace
+
+BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& spec,
+                                         bool boot_storm,
+                                         std::vector<services::BlockVolume*> volumes,
+                                         std::vector<HostId> hosts, uint64_t seed)
+    : env_(env),
+      spec_(spec),
+      boot_(boot_storm),
+      volumes_(std::move(volumes)),
+      hosts_(std::move(hosts)),
+      seed_(seed) {
+  GRANARY_CHECK(volumes_.size() == hosts_.size());
+  if (boot_) {
+    // The boot set of the image: the same blocks for every node (one OS image).
+    Random rng(seed_);
+    const uint64_t blocks = spec_.volume_bytes / spec_.block_bytes;
+    const uint64_t n_reads = spec_.boot_read_bytes / spec_.block_bytes;
+    const uint64_t n_writes = spec_.boot_write_bytes / spec_.block_bytes;
+    const uint64_t n = n_reads + n_writes;
+    // The writes append to one region (a journal, logs) at a block-aligned place drawn once.
+    const uint64_t write_blocks = std::max<uint64_t>(1, n_writes);
+    const uint64_t write_base =
+        blocks > write_blocks ? rng.uniform(blocks - write_blocks + 1) : 0;
+    uint64_t written = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      // Writes spread evenly: I/O i is a write when it crosses the next multiple of n / n_writes.
+      const bool write = (i + 1) * n_writes / n > i * n_writes / n;
+      const uint64_t block = write ? write_base + (written++ % write_blocks) : rng.uniform(blocks);
+      boot_ios_.push_back({block * spec_.block_bytes, write});
+    }
+    boot_next_.assign(volumes_.size(), 0);
+    boot_done_s_.assign(volumes_.size(), 0);
+  }
+}
+
+void BlockWorkloadDriver::start() {
+  for (size_t node = 0; node < volumes_.size(); ++node) {
+    for (int t = 0; t < spec_.queue_depth; ++t) {
+      ++tasks_;
+      const int n = static_cast<int>(node);
+      env_.spawn(hosts_[node], "blockio." + std::to_string(node) + "." + std::to_string(t),
+                 [this, n, t] {
+                   if (boot_) {
+                     run_boot(n);
+                   } else {
+                     run_random(n, t);
+                   }
+                   ++tasks_done_;
+                 });
+    }
+  }
+}
+
+void BlockWorkloadDriver::record(bool write, double start_s, double end_s, uint64_t bytes) {
+  ++completed_;
+  completions_s_.push_back(end_s);
+  end_s_ = std::max(end_s_, end_s);
+  if (!boot_ && (start_s < spec_.ramp_s || end_s > spec_.ramp_s + spec_.duration_s)) return;
+  (write ? write_latency_ : read_latency_).add(end_s - start_s);
+  if (write) {
+    ++writes_;
+    bytes_written_ += bytes;
+  } else {
+    ++reads_;
+    bytes_read_ += bytes;
+  }
+}
+
+void BlockWorkloadDriver::run_random(int node, int task) {
+  Random rng(seed_ ^ (0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(node) * 1024 + task + 1)));
+  const uint64_t blocks = spec_.volume_bytes / spec_.block_bytes;
+  const double stop_s = spec_.ramp_s + spec_.duration_s;
+  services::BlockVolume& vol = *volumes_[node];
+  while (first_error_.ok() && env_.now_s() < stop_s) {
+    const uint64_t offset = rng.uniform(blocks) * spec_.block_bytes;
+    const bool write = rng.uniform01() >= spec_.read_fraction;
+    const double t0 = env_.now_s();
+    Result<services::BlockIo> io =
+        write ? vol.write(offset, spec_.block_bytes) : vol.read(offset, spec_.block_bytes);
+    if (!io.ok()) {
+      if (first_error_.ok()) first_error_ = io.status();
+      return;
+    }
+    record(write, t0, env_.now_s(), spec_.block_bytes);
+  }
+}
+
+void BlockWorkloadDriver::run_boot(int node) {
+  services::BlockVolume& vol = *volumes_[node];
+  while (first_error_.ok() && boot_next_[node] < boot_ios_.size()) {
+    const Io op = boot_ios_[boot_next_[node]++];
+    const double t0 = env_.now_s();
+    Result<services::BlockIo> io =
+        op.write ? vol.write(op.offset, spec_.block_bytes) : vol.read(op.offset, spec_.block_bytes);
+    if (!io.ok()) {
+      if (first_error_.ok()) first_error_ = io.status();
+      return;
+    }
+    record(op.write, t0, env_.now_s(), spec_.block_bytes);
+    boot_done_s_[node] = std::max(boot_done_s_[node], env_.now_s());
+  }
+}
+
+void BlockWorkloadDriver::collect() {
+  volume_totals_ = {};
+  for (const auto* v : volumes_) {
+    const auto st = v->stats();
+    volume_totals_.copyups += st.copyups;
+    volume_totals_.copyup_bytes += st.copyup_bytes;
+    volume_totals_.parent_reads += st.parent_reads;
+  }
+}
+
+nlohmann::json BlockWorkloadDriver::latency_us() const {
+  auto lat = [](const LatencyRecorder& l) {
+    return nlohmann::json{{"count", l.count()},
+                          {"mean", round_to(l.mean() * 1e6, 3)},
+                          {"p50", round_to(l.percentile(50) * 1e6, 3)},
+                          {"p90", round_to(l.percentile(90) * 1e6, 3)},
+                          {"p99", round_to(l.percentile(99) * 1e6, 3)},
+                          {"p99_9", round_to(l.percentile(99.9) * 1e6, 3)},
+                          {"max", round_to(l.max() * 1e6, 3)}};
+  };
+  nlohmann::json j = nlohmann::json::object();
+  if (read_latency_.count() > 0) j["read"] = lat(read_latency_);
+  if (write_latency_.count() > 0) j["write"] = lat(write_latency_);
+  return j;
+}
+
+nlohmann::json BlockWorkloadDriver::summary() const {
+  nlohmann::json s;
+  const double window = boot_ ? end_s_ : spec_.duration_s;
+  const double mib = 1048576.0;
+  s["volumes"] = volumes_.size();
+  s["volume_gib"] = round_to(static_cast<double>(spec_.volume_bytes) / (mib * 1024), 6);
+  s["clone"] = spec_.clone;
+  s["block_size_kib"] = round_to(static_cast<double>(spec_.block_bytes) / 1024, 6);
+  s["queue_depth"] = spec_.queue_depth;
+  s["measured_seconds"] = round_to(window, 6);
+  s["reads"] = reads_;
+  s["writes"] = writes_;
+  s["iops"] = round_to(window > 0 ? (reads_ + writes_) / window : 0, 3);
+  s["read_iops"] = round_to(window > 0 ? reads_ / window : 0, 3);
+  s["write_iops"] = round_to(window > 0 ? writes_ / window : 0, 3);
+  s["read_mibps"] = round_to(window > 0 ? bytes_read_ / window / mib : 0, 6);
+  s["write_mibps"] = round_to(window > 0 ? bytes_written_ / window / mib : 0, 6);
+  s["copyups"] = volume_totals_.copyups;
+  s["copyup_mib"] = round_to(static_cast<double>(volume_totals_.copyup_bytes) / mib, 6);
+  s["parent_reads"] = volume_totals_.parent_reads;
+  if (boot_) {
+    LatencyRecorder boots;
+    for (double t : boot_done_s_) boots.add(t);
+    s["boot_read_mib"] = round_to(static_cast<double>(spec_.boot_read_bytes) / mib, 6);
+    s["boot_write_mib"] = round_to(static_cast<double>(spec_.boot_write_bytes) / mib, 6);
+    s["boot_ios_per_node"] = boot_ios_.size();
+    s["boot_seconds"] = {{"p50", round_to(boots.percentile(50), 6)},
+                         {"p99", round_to(boots.percentile(99), 6)},
+                         {"max", round_to(boots.max(), 6)},
+                         {"mean", round_to(boots.mean(), 6)}};
+  } else {
+    s["read_fraction"] = spec_.read_fraction;
+    s["ramp_seconds"] = spec_.ramp_s;
+  }
+  return s;
+}
+
+std::vector<double> BlockWorkloadDriver::iops_series(double interval_s) const {
+  std::vector<double> bins;
+  for (double t : completions_s_) {
+    const size_t i = static_cast<size_t>(t / interval_s);
+    if (bins.size() <= i) bins.resize(i + 1, 0);
+    bins[i] += 1 / interval_s;
+  }
+  return bins;
+}
+
+}  // namespace granary::sim

@@ -1,0 +1,88 @@
+// BlockWorkloadDriver: the I/O of a block or boot_storm workload (models/scenario.h,
+// BlockWorkload) on the nodes' RBD volumes (engine/services/block_volume.h), and what it
+// measures: IOPS, bandwidth, and latency percentiles of every I/O; for a boot storm, each
+// node's boot time.
+//
+//  - block: queue_depth tasks per volume, each issuing one I/O after another (a closed loop,
+//    as fio's iodepth with one job): a block-aligned offset drawn uniformly over the volume, a
+//    read with probability read_fraction, else a write. I/Os completing in
+//    [ramp_s, ramp_s + duration_s] are measured; the tasks stop at the end of that window.
+//  - boot_storm: every node boots at time 0 from the same list of I/Os (the image's boot set:
+//    boot_read_bytes of reads in blocks at offsets drawn once, uniformly over the volume, and
+//    boot_write_bytes of writes appended to one region drawn once (a journal, logs), spread
+//    evenly among the reads), queue_depth at a time; a node has booted when its last I/O
+//    completes.
+//
+// Determinism: offsets and read/write draws come from generators seeded from `seed` and the
+// node and task numbers. Not thread-safe (simulation only); report() after the run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "engine/env.h"
+#include "engine/services/block_volume.h"
+#include "models/scenario.h"
+#include "sim/metrics.h"
+
+namespace granary::sim {
+
+class BlockWorkloadDriver {
+ public:
+  // `volumes` (one per node, on that node's host) must outlive the driver.
+  BlockWorkloadDriver(Env& env, const models::BlockWorkload& spec, bool boot_storm,
+                      std::vector<services::BlockVolume*> volumes, std::vector<HostId> hosts,
+                      uint64_t seed);
+
+  // Spawns the I/O tasks (non-daemons: the run lasts until they are done).
+  void start();
+  // Every task has finished.
+  bool done() const { return tasks_done_ == tasks_; }
+  // Completed I/Os and the bytes they moved so far (for progress).
+  uint64_t completed() const { return completed_; }
+  // The simulated time the workload ended (the last I/O, or the end of the window).
+  double end_s() const { return end_s_; }
+  // The first I/O that failed (OK if none did).
+  const Status& first_error() const { return first_error_; }
+
+  // Reads the volumes' counters: call from a task (their locks are Env semaphores) once the
+  // I/O is done, before summary().
+  void collect();
+  // The workload's figures (docs/report-format.md, "block"): call after collect().
+  nlohmann::json summary() const;
+  nlohmann::json latency_us() const;
+  // I/Os completed per interval of `interval_s`, per second.
+  std::vector<double> iops_series(double interval_s) const;
+
+ private:
+  struct Io {
+    uint64_t offset;
+    bool write;
+  };
+  void run_random(int node, int task);
+  void run_boot(int node);
+  void record(bool write, double start_s, double end_s, uint64_t bytes);
+
+  Env& env_;
+  models::BlockWorkload spec_;
+  bool boot_;
+  std::vector<services::BlockVolume*> volumes_;
+  std::vector<HostId> hosts_;
+  uint64_t seed_;
+  std::vector<Io> boot_ios_;            // boot storm: the image's boot set
+  std::vector<size_t> boot_next_;       // per node: the next I/O of boot_ios_ to issue
+  std::vector<double> boot_done_s_;     // per node: when its last I/O completed
+  int tasks_ = 0;
+  int tasks_done_ = 0;
+  uint64_t completed_ = 0;
+  double end_s_ = 0;
+  Status first_error_;
+  LatencyRecorder read_latency_, write_latency_;
+  uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0;  // in the window
+  std::vector<double> completions_s_;  // every completion time (the series)
+  services::BlockVolumeStats volume_totals_;  // collect()
+};
+
+}  // namespace granary::sim
