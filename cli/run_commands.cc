@@ -89,6 +89,33 @@ std::string recovery_lines(const nlohmann::json& rec) {
   return o.str();
 }
 
+// A mixed run's block I/O beside the main workload.
+std::string beside_lines(const nlohmann::json& b) {
+  std::ostringstream o;
+  o << "block I/O beside:    " << b["name"].get<std::string>() << " ("
+    << b["workload"].get<std::string>() << "), " << b["cluster_volumes"].get<int64_t>()
+    << " volumes (" << b["volumes"].get<int>() << " simulated), "
+    << fmt(b["block_size_kib"].get<double>(), 0) << " KiB at queue depth "
+    << b["queue_depth"].get<int>() << "\n";
+  o << "  IOPS:              " << fmt(b["cluster_iops"].get<double>(), 0) << " ("
+    << fmt(b["cluster_read_iops"].get<double>(), 0) << " reads/s, "
+    << fmt(b["cluster_write_iops"].get<double>(), 0) << " writes/s) over "
+    << fmt(b["measured_seconds"].get<double>(), 2) << " s\n";
+  for (const char* op : {"read", "write"}) {
+    if (!b["latency_us"].contains(op)) continue;
+    const auto& l = b["latency_us"][op];
+    o << (std::string(op) == "read" ? "  read latency:      " : "  write latency:     ") << "p50 "
+      << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
+      << " us, p99.9 " << fmt(l["p99_9"].get<double>(), 0) << " us\n";
+  }
+  if (b.contains("boot_seconds")) {
+    o << "  boot time:         max " << fmt(b["boot_seconds"]["max"].get<double>(), 2) << " s ("
+      << b["nodes_booted"].get<int>() << " of " << b["volumes"].get<int>()
+      << " simulated nodes booted)\n";
+  }
+  return o.str();
+}
+
 std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   std::ostringstream o;
   const auto& sum = r["summary"];
@@ -172,6 +199,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(lat["p99"].get<double>() / 1e3, 2) << " s, max "
       << fmt(lat["max"].get<double>() / 1e3, 2) << " s\n";
     o << utilisation_line(r);
+    if (r.contains("block")) o << beside_lines(r["block"]);
     return o.str();
   }
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"
@@ -196,6 +224,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << " ms (" << lat["count"].get<uint64_t>() << " reads)\n";
   o << utilisation_line(r);
   if (r.contains("recovery")) o << recovery_lines(r["recovery"]);
+  if (r.contains("block")) o << beside_lines(r["block"]);
   return o.str();
 }
 

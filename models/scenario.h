@@ -144,6 +144,10 @@ struct BlockWorkload {
   // kBlock: random offsets (block-aligned) over the whole volume, a read with this
   // probability, else a write; measured for duration_s after ramp_s.
   double read_fraction = 1.0;
+  // I/Os per second per volume at most (fio's rate_iops): each of the queue_depth loops starts
+  // an I/O every queue_depth / rate_iops seconds, or as soon as the last one ends if later.
+  // 0: no limit (a closed loop at the queue depth).
+  double rate_iops = 0;
   double duration_s = 1.0;
   double ramp_s = 0.1;
   // kBootStorm: each node reads boot_read_bytes and writes boot_write_bytes (interleaved),

@@ -839,7 +839,8 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
 }
 
 const std::vector<std::string_view> kBlockKeys = {
-    "volume", "nodes", "block_size_kib", "queue_depth", "read_fraction", "duration_s", "ramp_s"};
+    "volume",        "nodes",     "block_size_kib", "queue_depth",
+    "read_fraction", "rate_iops", "duration_s",     "ramp_s"};
 const std::vector<std::string_view> kBootKeys = {"volume",         "nodes",        "block_size_kib",
                                                   "queue_depth",    "boot_read_mib", "boot_write_mib"};
 
@@ -883,6 +884,7 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   b.queue_depth = o.int32("queue_depth", {1, 1024}, b.queue_depth);
   if (kind == WorkloadKind::kBlock) {
     b.read_fraction = o.number("read_fraction", {0, false, 1, false}, b.read_fraction);
+    b.rate_iops = o.number("rate_iops", {0, false, 1e9, false}, b.rate_iops);
     b.duration_s = o.number("duration_s", {0, true, 3600, false}, b.duration_s);
     b.ramp_s = o.number("ramp_s", {0, false, 3600, false}, b.ramp_s);
   } else {

@@ -43,10 +43,11 @@ BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& 
     }
     boot_next_.assign(volumes_.size(), 0);
     boot_done_s_.assign(volumes_.size(), 0);
+    boot_inflight_.assign(volumes_.size(), 0);
   }
 }
 
-void BlockWorkloadDriver::start() {
+void BlockWorkloadDriver::start(TaskOptions options) {
   for (size_t node = 0; node < volumes_.size(); ++node) {
     for (int t = 0; t < spec_.queue_depth; ++t) {
       ++tasks_;
@@ -59,7 +60,8 @@ void BlockWorkloadDriver::start() {
                      run_random(n, t);
                    }
                    ++tasks_done_;
-                 });
+                 },
+                 options);
     }
   }
 }
@@ -84,7 +86,16 @@ void BlockWorkloadDriver::run_random(int node, int task) {
   const uint64_t blocks = spec_.volume_bytes / spec_.block_bytes;
   const double stop_s = spec_.ramp_s + spec_.duration_s;
   services::BlockVolume& vol = *volumes_[node];
+  // rate_iops: this loop's share, one I/O every queue_depth / rate seconds, the loops offset
+  // from each other by an even fraction of that interval.
+  const double interval_s = spec_.rate_iops > 0 ? spec_.queue_depth / spec_.rate_iops : 0;
+  double next_start_s = interval_s * task / spec_.queue_depth;
   while (first_error_.ok() && env_.now_s() < stop_s) {
+    if (interval_s > 0) {
+      if (next_start_s >= stop_s) return;
+      if (next_start_s > env_.now_s()) env_.sleep_s(next_start_s - env_.now_s());
+      next_start_s += interval_s;
+    }
     const uint64_t offset = rng.uniform(blocks) * spec_.block_bytes;
     const bool write = rng.uniform01() >= spec_.read_fraction;
     const double t0 = env_.now_s();
@@ -103,8 +114,10 @@ void BlockWorkloadDriver::run_boot(int node) {
   while (first_error_.ok() && boot_next_[node] < boot_ios_.size()) {
     const Io op = boot_ios_[boot_next_[node]++];
     const double t0 = env_.now_s();
+    ++boot_inflight_[node];
     Result<services::BlockIo> io =
         op.write ? vol.write(op.offset, spec_.block_bytes) : vol.read(op.offset, spec_.block_bytes);
+    --boot_inflight_[node];
     if (!io.ok()) {
       if (first_error_.ok()) first_error_ = io.status();
       return;
@@ -114,7 +127,8 @@ void BlockWorkloadDriver::run_boot(int node) {
   }
 }
 
-void BlockWorkloadDriver::collect() {
+void BlockWorkloadDriver::collect(double now_s) {
+  collected_s_ = now_s;
   volume_totals_ = {};
   for (const auto* v : volumes_) {
     const auto st = v->stats();
@@ -142,7 +156,11 @@ nlohmann::json BlockWorkloadDriver::latency_us() const {
 
 nlohmann::json BlockWorkloadDriver::summary() const {
   nlohmann::json s;
-  const double window = boot_ ? end_s_ : spec_.duration_s;
+  // A random run's window, cut short when another workload ended first; a boot storm's, the
+  // storm's (to its last completion, or to the end of the run if it was cut short).
+  const double window =
+      boot_ ? (done() ? end_s_ : collected_s_)
+            : std::max(0.0, std::min(spec_.duration_s, collected_s_ - spec_.ramp_s));
   const double mib = 1048576.0;
   s["volumes"] = volumes_.size();
   s["volume_gib"] = round_to(static_cast<double>(spec_.volume_bytes) / (mib * 1024), 6);
@@ -161,11 +179,16 @@ nlohmann::json BlockWorkloadDriver::summary() const {
   s["copyup_mib"] = round_to(static_cast<double>(volume_totals_.copyup_bytes) / mib, 6);
   s["parent_reads"] = volume_totals_.parent_reads;
   if (boot_) {
+    // Nodes whose every boot I/O completed (all of them unless another workload ended first).
     LatencyRecorder boots;
-    for (double t : boot_done_s_) boots.add(t);
+    for (size_t n = 0; n < boot_done_s_.size(); ++n) {
+      if (boot_next_[n] == boot_ios_.size() && boot_inflight_[n] == 0) boots.add(boot_done_s_[n]);
+    }
+    s["nodes_booted"] = boots.count();
     s["boot_read_mib"] = round_to(static_cast<double>(spec_.boot_read_bytes) / mib, 6);
     s["boot_write_mib"] = round_to(static_cast<double>(spec_.boot_write_bytes) / mib, 6);
     s["boot_ios_per_node"] = boot_ios_.size();
+    s["boot_complete"] = done();
     s["boot_seconds"] = {{"p50", round_to(boots.percentile(50), 6)},
                          {"p99", round_to(boots.percentile(99), 6)},
                          {"max", round_to(boots.max(), 6)},

@@ -7,6 +7,8 @@
 //    as fio's iodepth with one job): a block-aligned offset drawn uniformly over the volume, a
 //    read with probability read_fraction, else a write. I/Os completing in
 //    [ramp_s, ramp_s + duration_s] are measured; the tasks stop at the end of that window.
+//    With rate_iops, each task starts an I/O every queue_depth / rate_iops seconds (or when
+//    its last one ends, if later), as fio's rate_iops paces its queue.
 //  - boot_storm: every node boots at time 0 from the same list of I/Os (the image's boot set:
 //    boot_read_bytes of reads in blocks at offsets drawn once, uniformly over the volume, and
 //    boot_write_bytes of writes appended to one region drawn once (a journal, logs), spread
@@ -36,20 +38,23 @@ class BlockWorkloadDriver {
                       std::vector<services::BlockVolume*> volumes, std::vector<HostId> hosts,
                       uint64_t seed);
 
-  // Spawns the I/O tasks (non-daemons: the run lasts until they are done).
-  void start();
+  // Spawns the I/O tasks: non-daemons when the block workload is the run (the run lasts until
+  // they are done), daemons beside another workload (they stop when it ends).
+  void start(TaskOptions options = {});
   // Every task has finished.
   bool done() const { return tasks_done_ == tasks_; }
   // Completed I/Os and the bytes they moved so far (for progress).
   uint64_t completed() const { return completed_; }
   // The simulated time the workload ended (the last I/O, or the end of the window).
   double end_s() const { return end_s_; }
+  size_t volume_count() const { return volumes_.size(); }
   // The first I/O that failed (OK if none did).
   const Status& first_error() const { return first_error_; }
 
-  // Reads the volumes' counters: call from a task (their locks are Env semaphores) once the
-  // I/O is done, before summary().
-  void collect();
+  // Reads the volumes' counters: call from a task (their locks are Env semaphores) at the end
+  // of the run, before summary(); `now_s` closes the measured window when the I/O is still
+  // going (beside another workload).
+  void collect(double now_s);
   // The workload's figures (docs/report-format.md, "block"): call after collect().
   nlohmann::json summary() const;
   nlohmann::json latency_us() const;
@@ -74,6 +79,7 @@ class BlockWorkloadDriver {
   std::vector<Io> boot_ios_;            // boot storm: the image's boot set
   std::vector<size_t> boot_next_;       // per node: the next I/O of boot_ios_ to issue
   std::vector<double> boot_done_s_;     // per node: when its last I/O completed
+  std::vector<int> boot_inflight_;      // per node: I/Os in progress
   int tasks_ = 0;
   int tasks_done_ = 0;
   uint64_t completed_ = 0;
@@ -83,6 +89,7 @@ class BlockWorkloadDriver {
   uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0;  // in the window
   std::vector<double> completions_s_;  // every completion time (the series)
   services::BlockVolumeStats volume_totals_;  // collect()
+  double collected_s_ = 0;                      // collect()
 };
 
 }  // namespace granary::sim

@@ -64,9 +64,19 @@ bool is_block(const Scenario& s) {
 }
 
 // The client nodes a block workload runs on (its `nodes`, from node 0 up; 0: all).
-int block_nodes(const Scenario& s) {
-  const int n = s.workloads[0].block.nodes;
+int block_nodes(const Scenario& s, size_t workload = 0) {
+  const int n = s.workloads[workload].block.nodes;
   return n > 0 ? n : s.cluster.clients.count;
+}
+
+// The client nodes a run involves, from node 0 up: a checkpoint's ranks' nodes (and a mixed
+// run's block nodes beside them), a block workload's nodes, or every node.
+int run_nodes(const Scenario& s) {
+  if (is_block(s)) return block_nodes(s);
+  if (!is_checkpoint(s)) return s.cluster.clients.count;
+  const int per_node = s.cluster.clients.accelerators_per_node;
+  const int ranks = (s.workloads[0].checkpoint.ranks() + per_node - 1) / per_node;
+  return s.workloads.size() > 1 ? std::max(ranks, block_nodes(s, 1)) : ranks;
 }
 
 // The client nodes a checkpoint's ranks occupy (one rank per accelerator, from node 0 up).
@@ -81,7 +91,7 @@ RunPlan plan_run(const Scenario& s) {
   RunPlan p;
   const bool checkpoint = is_checkpoint(s);
   // A checkpoint involves only the nodes holding its ranks, a block workload its nodes.
-  const int n = checkpoint ? checkpoint_nodes(s) : is_block(s) ? block_nodes(s) : s.cluster.clients.count;
+  const int n = run_nodes(s);
   const int servers = s.cluster.storage.count;
   int64_t readers = 0;
   int per_file = 1;  // requests a reader keeps in flight
@@ -277,6 +287,17 @@ struct World {
   std::unique_ptr<placement::CrushPool> pool;
   std::unique_ptr<services::PfsLayouts> pfs_layouts;
   std::unique_ptr<services::DatasetObjectIndex> index;
+  // A mixed run's volume images beside the dataset (background.h), and the two together.
+  std::unique_ptr<services::Dataset> volume_images;
+  std::unique_ptr<services::DatasetObjectIndex> volume_index;
+  std::unique_ptr<services::UnionObjectIndex> union_index;
+  std::unique_ptr<layout::RbdLayout> volume_layout;
+  // The block I/O of a mixed run: its nodes' clients, volumes and driver.
+  std::vector<std::unique_ptr<services::StorageClient>> block_clients;
+  std::vector<std::unique_ptr<services::BlockVolume>> volumes;
+  std::unique_ptr<BlockWorkloadDriver> block_driver;
+  const models::WorkloadSpec* beside = nullptr;  // the mixed run's block workload
+  double block_scale = 1;  // the cluster's block volumes / the simulated ones
   // What each drive (rados, pfs) or filer head (nfs) receives by writes, over `index` for a
   // training run, empty for a checkpoint run.
   std::vector<std::unique_ptr<services::WrittenObjectStore>> written;
@@ -291,6 +312,71 @@ struct World {
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   std::vector<ClientNode> clients;
 };
+
+// A mixed run's block volumes simulated: one per block node of the simulated clients (a slice
+// has 1/k of them, as of the other clients).
+int beside_nodes(const Scenario& full, const models::WorkloadSpec& beside, const RunPlan& plan) {
+  const int nodes = beside.block.nodes > 0 ? beside.block.nodes : full.cluster.clients.count;
+  return std::max(1, std::min(plan.clients, (nodes + plan.slice_factor - 1) / plan.slice_factor));
+}
+
+// Starts a mixed run's block I/O beside the main workload: a client, a volume and the driver's
+// tasks (daemons: the I/O stops when the main workload ends) on each block node.
+Status start_beside(const Scenario& full, const models::WorkloadSpec& beside, const RunPlan& plan,
+                    const models::Topology& topology, const services::RadosBackend& rados,
+                    double client_cpu_s, Env& env, World& world) {
+  const models::BlockWorkload& b = beside.block;
+  const int n = beside_nodes(full, beside, plan);
+  const int full_nodes = b.nodes > 0 ? b.nodes : full.cluster.clients.count;
+  world.block_scale = static_cast<double>(full_nodes) / n;
+  services::RadosBackend backend = rados;
+  backend.layout = *world.volume_layout;
+  std::vector<services::BlockVolume*> vols;
+  std::vector<HostId> hosts;
+  for (int c = 0; c < n; ++c) {
+    services::StorageClientOptions co;
+    co.name = "blockclient" + std::to_string(c);
+    co.cpu_s_per_op = client_cpu_s;
+    const HostId host = topology.client_sinks[c];
+    world.block_clients.push_back(
+        std::make_unique<services::StorageClient>(env, host, backend, co));
+    services::BlockVolumeSpec vs;
+    vs.size_bytes = b.volume_bytes;
+    if (b.clone) {
+      vs.image = "clones/node" + std::to_string(c);
+      vs.parent = world.volume_images->files().front().path;
+    } else {
+      vs.image = world.volume_images->files()[c].path;
+    }
+    auto vol = services::BlockVolume::open(env, *world.block_clients.back(),
+                                           *world.volume_layout, vs);
+    if (!vol.ok()) return vol.status();
+    world.volumes.push_back(std::move(*vol));
+    vols.push_back(world.volumes.back().get());
+    hosts.push_back(host);
+  }
+  world.block_driver = std::make_unique<BlockWorkloadDriver>(
+      env, b, beside.kind == models::WorkloadKind::kBootStorm, vols, hosts,
+      env.random().next_u64());
+  world.block_driver->start(TaskOptions{.daemon = true});
+  return Status();
+}
+
+// The report's "block" section of a mixed run (docs/report-format.md).
+nlohmann::json beside_json(const World& world, const models::WorkloadSpec& beside) {
+  const BlockWorkloadDriver& d = *world.block_driver;
+  nlohmann::json j = d.summary();
+  j["workload"] = beside.kind == models::WorkloadKind::kBootStorm ? "boot_storm" : "block";
+  j["name"] = beside.name;
+  // The slice's volumes stand for the cluster's: rates scale up, latencies do not.
+  j["cluster_volumes"] = static_cast<int64_t>(std::llround(world.block_scale * d.volume_count()));
+  for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
+    j["cluster_" + std::string(k)] =
+        std::round(j[k].get<double>() * world.block_scale * 1000) / 1000;
+  }
+  j["latency_us"] = d.latency_us();
+  return j;
+}
 
 double tib_weight(double capacity_tb) {
   return capacity_tb * 1e12 / std::ldexp(1.0, 40);
@@ -545,6 +631,7 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
         // Read the services' counters here: their locks are Env semaphores, usable only
         // from a task.
         for (const auto& o : r.world.object_services) drive_bytes += o->stats().bytes_written;
+        if (r.world.block_driver) r.world.block_driver->collect(env.now_s());
         if (ranks_done < r.sim_ranks) sg4::Actor::kill_all();
         return;
       }
@@ -631,6 +718,7 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
   for (double x : drive_read_series) dr.push_back(round_to(x, 6));
   report["series"] = {
       {"interval_s", interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
+  if (r.world.block_driver) report["block"] = beside_json(r.world, *r.world.beside);
   return report;
 }
 
@@ -736,7 +824,7 @@ Result<nlohmann::json> run_block(BlockRun r) {
         r.options.on_progress(env.now_s(), std::min(1.0, done / std::max(1e-9, expected)));
       }
       if (driver.done() || env.now_s() >= s.simulation.max_simulated_s) {
-        driver.collect();
+        driver.collect(env.now_s());
         for (int d = 0; d < env.device_count(); ++d) {
           if (const DriveQueue* q = env.drive_queue(d)) {
             drive_ops += static_cast<double>(q->operations());
@@ -793,15 +881,27 @@ Result<nlohmann::json> run_block(BlockRun r) {
 }  // namespace
 
 Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
-  if (scenario.workloads.size() != 1) {
-    return Status::invalid_argument(scenario.source_path +
-                                    ": workloads: format 1 runs exactly one workload, found " +
-                                    std::to_string(scenario.workloads.size()));
+  // One workload, or a mixed run: a training_read or checkpoint workload with block I/O (a
+  // block or boot_storm workload) beside it on the same cluster.
+  const models::WorkloadSpec* beside = nullptr;
+  if (scenario.workloads.size() == 2 && !is_block(scenario) &&
+      (scenario.workloads[1].kind == models::WorkloadKind::kBlock ||
+       scenario.workloads[1].kind == models::WorkloadKind::kBootStorm)) {
+    beside = &scenario.workloads[1];
+    if (scenario.storage.design != StorageDesign::kRados) {
+      return Status::invalid_argument(scenario.source_path +
+                                      ": workloads[1].type: block volumes need design 'rados'");
+    }
+  } else if (scenario.workloads.size() != 1) {
+    return Status::invalid_argument(
+        scenario.source_path +
+        ": workloads: format 1 runs one workload, or a training_read or checkpoint workload "
+        "followed by one block or boot_storm workload beside it; found " +
+        std::to_string(scenario.workloads.size()) + " workloads of other kinds");
   }
   // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
   Scenario shrunk = scenario;
-  if (is_checkpoint(scenario)) shrunk.cluster.clients.count = checkpoint_nodes(scenario);
-  if (is_block(scenario)) shrunk.cluster.clients.count = block_nodes(scenario);
+  shrunk.cluster.clients.count = run_nodes(scenario);
   const Scenario& in = shrunk;
   const bool checkpoint = in.workloads[0].kind == models::WorkloadKind::kCheckpoint;
   const bool block = is_block(in);
@@ -915,7 +1015,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   auto writable_store = [&]() -> services::WrittenObjectStore& {
     world.written.push_back(std::make_unique<services::WrittenObjectStore>(
         drive_capacity,
-        checkpoint ? nullptr : static_cast<const services::ObjectIndex*>(world.index.get()),
+        world.union_index ? static_cast<const services::ObjectIndex*>(world.union_index.get())
+        : checkpoint      ? nullptr
+                          : static_cast<const services::ObjectIndex*>(world.index.get()),
         services::WrittenObjectStoreOptions{
             .reserve_bytes = block ? bw.object_size_bytes : uint64_t{4} << 20}));
     return *world.written.back();
@@ -988,6 +1090,26 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     if (!rbd.ok()) return rbd.status();
     world.index = std::make_unique<services::DatasetObjectIndex>(
         *world.dataset, services::DatasetObjectIndex::Naming::kRados, *rbd);
+    if (beside != nullptr) {
+      // The volume images beside the dataset: one per simulated block node, or one parent.
+      const models::BlockWorkload& vb = beside->block;
+      services::DatasetSpec vs;
+      vs.name = vb.clone ? "golden" : "volumes";
+      vs.files = vb.clone ? 1 : beside_nodes(scenario, *beside, plan);
+      vs.samples_per_file = 1;
+      vs.sample_bytes_mean = static_cast<double>(vb.volume_bytes);
+      auto images = services::Dataset::create(vs, env.random());
+      if (!images.ok()) return images.status();
+      world.volume_images = std::make_unique<services::Dataset>(std::move(*images));
+      auto vl = layout::RbdLayout::create({vb.object_size_bytes, vb.stripe_unit_bytes,
+                                           vb.stripe_count});
+      if (!vl.ok()) return vl.status();
+      world.volume_layout = std::make_unique<layout::RbdLayout>(*vl);
+      world.volume_index = std::make_unique<services::DatasetObjectIndex>(
+          *world.volume_images, services::DatasetObjectIndex::Naming::kRados, *vl);
+      world.union_index = std::make_unique<services::UnionObjectIndex>(
+          std::vector<const services::ObjectIndex*>{world.index.get(), world.volume_index.get()});
+    }
     for (int d = 0; d < drives; ++d) {
       services::OsdServiceOptions o;
       o.endpoint_name = services::osd_endpoint_name(d);
@@ -1143,6 +1265,15 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     world.failures->start();
   }
 
+  if (beside != nullptr) {
+    world.beside = beside;
+    if (Status st = start_beside(scenario, *beside, plan, *topology,
+                                 std::get<services::RadosBackend>(backend), client_cpu_s, env,
+                                 world);
+        !st.ok()) {
+      return st;
+    }
+  }
   if (checkpoint) {
     return run_checkpoint(CheckpointRun{scenario, s, plan, ck, sim_ranks, seed, options, *topology,
                                         *platform, bound, env, engine, world, backend});
@@ -1302,6 +1433,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         // Read the clients' figures here: their locks are Env semaphores, usable only
         // from a task.
         for (auto& node : world.clients) client_stats.push_back(node.client->stats());
+        if (world.block_driver) world.block_driver->collect(now);
         if (stop) {
           stopped_at_s = now;
           read_at_stop = bytes;
@@ -1512,6 +1644,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     }
     report["recovery"] = rec;
   }
+  if (world.block_driver) report["block"] = beside_json(world, *world.beside);
   return report;
 }
 

@@ -102,6 +102,14 @@ DatasetObjectIndex::DatasetObjectIndex(const Dataset& dataset, Naming naming, la
   GRANARY_CHECK(naming != Naming::kPfs || pfs_layouts != nullptr);
 }
 
+Result<StoredObject> UnionObjectIndex::find(std::string_view name) const {
+  for (const ObjectIndex* index : indexes_) {
+    Result<StoredObject> found = index->find(name);
+    if (found.ok() || found.status().code() != Status::Code::kNotFound) return found;
+  }
+  return Status::not_found("no object '" + std::string(name) + "'");
+}
+
 Result<StoredObject> DatasetObjectIndex::find(std::string_view name) const {
   auto unknown = [&] { return Status::not_found("no object '" + std::string(name) + "'"); };
   // The file part: "<dataset>/file_<digits>".

@@ -116,6 +116,18 @@ class DatasetObjectIndex final : public ObjectIndex {
   const PfsLayouts* pfs_layouts_;
 };
 
+// Several read-only indexes side by side (a dataset's objects and block volume images): find()
+// answers from the first that knows the name. The indexes must outlive it.
+class UnionObjectIndex final : public ObjectIndex {
+ public:
+  explicit UnionObjectIndex(std::vector<const ObjectIndex*> indexes)
+      : indexes_(std::move(indexes)) {}
+  Result<StoredObject> find(std::string_view name) const override;
+
+ private:
+  std::vector<const ObjectIndex*> indexes_;
+};
+
 // Stores keyed by what holds them: OSD id (rados), OST index (pfs) or head (nfs).
 using ObjectStores = std::map<int32_t, ObjectStore>;
 
