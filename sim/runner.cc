@@ -927,7 +927,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // drive's latency is paid in its DriveQueue (drive_model.h), not on its link.
   for (auto& l : topology->links) {
     if (l.role == LinkRole::kClientNic) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
-    if (l.role == LinkRole::kDrive) l.latency_s = 0;
+    if (l.role == LinkRole::kDrive && !std::getenv("GRANARY_NO_DRIVE_MODEL")) l.latency_s = 0;
   }
 
   // The analytic bound over the full cluster, at the protocol's efficiency.
@@ -970,7 +970,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // A slice's drives run at m/k of their capacity: their IOPS too.
   drive_timing.read_hold_s /= share;
   drive_timing.write_hold_s /= share;
-  env.set_drive_timing(drive_timing);
+  if (!std::getenv("GRANARY_NO_DRIVE_MODEL")) env.set_drive_timing(drive_timing);
 
   // ---- storage
   World world;

@@ -47,6 +47,11 @@ class SimEnv::SimEndpoint final : public Endpoint {
       comm->wait_for(timeout_s);
     } catch (const simgrid::TimeoutException&) {
       comm->cancel();
+      // A message that completed at the very instant of the timeout is not lost: take it.
+      if (raw != nullptr) {
+        std::unique_ptr<Message> m(raw);
+        return std::move(*m);
+      }
       return Status::not_found("nothing arrived on " + name_ + " within " +
                                std::to_string(timeout_s) + " s");
     } catch (const simgrid::Exception& e) {
