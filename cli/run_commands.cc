@@ -86,6 +86,17 @@ std::string recovery_lines(const nlohmann::json& rec) {
     << rec["inactive_pgs_max"].get<int>() << " inactive at most; "
     << rec["objects_lost"].get<uint64_t>() << " objects lost; blocked I/O "
     << fmt(rec["blocked_io_seconds"].get<double>(), 1) << " s\n";
+  if (rec.value("writes_resent", uint64_t{0}) > 0 || rec.contains("written_objects")) {
+    o << "writes:              " << rec.value("writes_resent", uint64_t{0})
+      << " resent after a map change (" << fmt(rec.value("write_blocked_seconds", 0.0), 1)
+      << " s blocked), " << rec.value("writes_discarded", uint64_t{0})
+      << " discarded by primaries on a new interval";
+    if (rec.contains("written_objects")) {
+      o << "; " << rec["written_objects_short_of_copies"].get<uint64_t>() << " of "
+        << rec["written_objects"].get<uint64_t>() << " written objects short of copies at the end";
+    }
+    o << "\n";
+  }
   return o.str();
 }
 
@@ -126,6 +137,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(lat["p99"].get<double>() / 1e3, 2) << " s, max "
       << fmt(lat["max"].get<double>() / 1e3, 2) << " s\n";
     o << utilisation_line(r);
+    if (r.contains("recovery")) o << recovery_lines(r["recovery"]);
     return o.str();
   }
   o << "epoch:               " << fmt(sum["epoch_seconds"].get<double>(), 2) << " s"

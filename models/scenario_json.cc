@@ -899,11 +899,6 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   const json* arr = root.find("failures");
   if (!arr) return out;
   if (!arr->is_array()) root.expected("failures", "an array of failure events");
-  if (!arr->empty() && !s.workloads.empty() && s.workloads[0].kind != WorkloadKind::kTrainingRead) {
-    root.fail("failures",
-              "failures are simulated during training_read workloads; writes "
-              "(checkpoint workloads) do not resend to a new primary yet");
-  }
   if (!arr->empty() && s.storage.design != StorageDesign::kRados) {
     root.fail("failures",
               "failure injection is simulated for design 'rados' (Ceph's monitor "

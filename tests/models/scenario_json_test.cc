@@ -762,6 +762,18 @@ TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   EXPECT_DOUBLE_EQ(rc.recovery_bytes_per_s_per_osd, 100.0 * 1024 * 1024);
 }
 
+TEST(ScenarioJsonFailures, CheckpointsTakeFailures) {
+  // Writes follow the map (docs/models.md, "Failures and recovery"): a checkpoint may run
+  // through a failure timeline.
+  json j = minimal();
+  j["workloads"] = json::parse(R"([{"type": "checkpoint", "mlperf": "llama3-8b"}])");
+  j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 3}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->workloads[0].kind, WorkloadKind::kCheckpoint);
+  EXPECT_EQ(r->failures.size(), 1u);
+}
+
 TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
   // 4 storage nodes x 8 drives: OSDs 0..31, hosts 0..3.
   const std::vector<std::pair<std::string, std::string>> cases = {
