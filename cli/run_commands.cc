@@ -73,15 +73,29 @@ std::string recovery_lines(const nlohmann::json& rec) {
   };
   for (const auto& e : rec["events"]) {
     o << "failure:             " << e["kind"].get<std::string>() << " at "
-      << fmt(e["at_s"].get<double>(), 2) << " s (" << e["osds"].size() << " OSD"
-      << (e["osds"].size() == 1 ? "" : "s") << "): down " << at(e["marked_down_at_s"]) << ", out "
-      << at(e["marked_out_at_s"]) << ", up again " << at(e["marked_up_at_s"]) << "\n";
+      << fmt(e["at_s"].get<double>(), 2) << " s";
+    if (e.contains("link")) {
+      o << " on " << e["link"][0].get<std::string>() << "-" << e["link"][1].get<std::string>();
+      if (e.contains("cables")) o << " (" << e["cables"].get<int>() << " cable(s))";
+    }
+    if (e["factor"].get<double>() != 1)
+      o << ", x" << fmt(e["factor"].get<double>(), 1) << " slower";
+    o << " (" << e["osds"].size() << " OSD" << (e["osds"].size() == 1 ? "" : "s") << "): down "
+      << at(e["marked_down_at_s"]) << ", out " << at(e["marked_out_at_s"]) << ", up again "
+      << at(e["marked_up_at_s"]);
+    if (!e.value("recovered_at_s", nlohmann::json()).is_null()) {
+      o << ", recovered " << at(e["recovered_at_s"]) << " ("
+        << fmt(e["time_to_recover_s"].get<double>(), 2) << " s after)";
+    }
+    o << "\n";
   }
   o << "recovery:            " << fmt(rec["bytes_moved"].get<double>() / 1e9, 2) << " GB moved ("
-    << fmt(rec["moved_over_minimum"].get<double>(), 2) << "x the minimum), full redundancy "
-    << (rec["time_to_full_redundancy_s"].is_null()
-            ? std::string("not reached")
-            : fmt(rec["time_to_full_redundancy_s"].get<double>(), 2) + " s after the failure")
+    << fmt(rec["moved_over_minimum"].get<double>(), 2) << "x the minimum), "
+    << (!rec["time_to_full_redundancy_s"].is_null()
+            ? "full redundancy " + fmt(rec["time_to_full_redundancy_s"].get<double>(), 2) +
+                  " s after the failure"
+        : rec["degraded_pgs_max"].get<int>() == 0 ? std::string("redundancy never lost")
+                                                  : std::string("full redundancy not reached"))
     << "; " << rec["degraded_pgs_max"].get<int>() << " PGs degraded, "
     << rec["inactive_pgs_max"].get<int>() << " inactive at most; "
     << rec["objects_lost"].get<uint64_t>() << " objects lost; blocked I/O "

@@ -68,6 +68,7 @@ FailureDriver::FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
       data_(std::move(data)),
       intact_(map_.max_osd(), true),
       causes_(map_.max_osd(), 0) {
+  for (const auto& l : options_.links) links_.push_back(LinkState{l, 0, 1.0});
   if (auto up = map_.up_sets(pool_id_); up.ok()) up_ = std::move(*up);
 }
 
@@ -298,7 +299,21 @@ void FailureDriver::plan_and_run() {
   int degraded = 0, inactive = 0, lost = 0;
   uint64_t lo = 0, lb = 0, dobj = 0;
   count_pgs(degraded, inactive, lost, lo, lb, dobj);
-  if (degraded == 0) clean_at_s_ = env_.now_s();
+  // (The first time since the last failure: a later rebalance, such as PGs moving back to a
+  // returning OSD, does not move it.)
+  if (degraded == 0 && clean_at_s_ < 0) clean_at_s_ = env_.now_s();
+  // Nothing left to recover for the current map: the events that brought OSDs back, once all
+  // of them are up, are done.
+  using K = models::FailureKind;
+  for (auto& r : records_) {
+    const K k = r.event.kind;
+    const bool restores = k == K::kOsdRestart || k == K::kHostRestart || k == K::kHeal ||
+                          k == K::kNicUp || k == K::kLinkUp || k == K::kDriveReplace;
+    if (!restores || r.recovered_at_s >= 0 || r.osds.empty()) continue;
+    if (std::all_of(r.osds.begin(), r.osds.end(), [&](int32_t o) { return map_.is_up(o); })) {
+      r.recovered_at_s = env_.now_s();
+    }
+  }
 }
 
 void FailureDriver::add_cause(int32_t osd, uint32_t cause) {
@@ -337,33 +352,77 @@ void FailureDriver::apply(const models::FailureEvent& e) {
   EventRecord r;
   r.event = e;
   using K = models::FailureKind;
-  auto add_host = [&](int32_t host) {
+  auto osds_of_host = [&](int32_t host) {
+    std::vector<int32_t> osds;
     for (int d = 0; d < options_.drives_per_host; ++d) {
-      r.osds.push_back(host * options_.drives_per_host + d);
+      osds.push_back(host * options_.drives_per_host + d);
     }
+    return osds;
   };
-  if (e.kind == K::kHostDown || e.kind == K::kHostRestart) {
-    add_host(e.target);
-  } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
-    for (int32_t h : e.hosts) add_host(h);
-  } else if (e.kind == K::kNicDegraded) {
-    add_host(e.target);
-    if (options_.set_nic_slowdown) options_.set_nic_slowdown(e.target, e.factor);
-  } else {
-    r.osds.push_back(e.target);
+  auto add_host = [&](int32_t host) {
+    for (int32_t osd : osds_of_host(host)) r.osds.push_back(osd);
+  };
+  bool failure = false;  // OSDs became unreachable
+  switch (e.kind) {
+    case K::kHostDown:
+    case K::kHostRestart:
+    case K::kNicDown:
+    case K::kNicUp:
+      add_host(e.target);
+      break;
+    case K::kPartition:
+    case K::kHeal:
+      for (int32_t h : e.hosts) add_host(h);
+      break;
+    case K::kNicDegraded:
+      add_host(e.target);
+      if (options_.set_nic_slowdown) options_.set_nic_slowdown(e.target, e.factor);
+      break;
+    case K::kLinkDown:
+    case K::kLinkDegraded:
+    case K::kLinkUp: {
+      if (e.target < 0 || e.target >= static_cast<int32_t>(links_.size())) break;  // idle link
+      LinkState& l = links_[e.target];
+      const bool was_cut = l.cables_down >= l.spec.cables;
+      if (e.kind == K::kLinkDown) l.cables_down = std::min(l.spec.cables, l.cables_down + e.cables);
+      if (e.kind == K::kLinkDegraded) l.factor = e.factor;
+      if (e.kind == K::kLinkUp) l.cables_down = 0, l.factor = 1;
+      const bool cut = l.cables_down >= l.spec.cables;
+      // Cut, the link keeps its last capacity (what is in flight finishes; nothing new is
+      // answered beyond it); otherwise the cables still up, at 1/factor of their speed.
+      if (!cut && options_.set_link_capacity) {
+        options_.set_link_capacity(e.target, static_cast<double>(l.spec.cables - l.cables_down) /
+                                                 l.spec.cables / l.factor);
+      }
+      if (cut != was_cut) {
+        for (int32_t h : l.spec.cut_off_hosts) add_host(h);
+        failure = cut;
+        apply_cuts();
+      }
+      break;
+    }
+    default:
+      r.osds.push_back(e.target);
   }
   for (int32_t osd : r.osds) {
     switch (e.kind) {
       case K::kOsdCrash:
       case K::kHostDown:
         add_cause(osd, kProcess);
+        failure = true;
         break;
       case K::kPartition:  // unreachable: to its peers and the monitor, as good as crashed
         add_cause(osd, kPartition);
+        failure = true;
+        break;
+      case K::kNicDown:
+        add_cause(osd, kNic);
+        failure = true;
         break;
       case K::kDriveFailure:
         add_cause(osd, kDrive);
         lose_data(osd);
+        failure = true;
         break;
       case K::kOsdRestart:
       case K::kHostRestart:
@@ -372,18 +431,48 @@ void FailureDriver::apply(const models::FailureEvent& e) {
       case K::kHeal:
         remove_cause(osd, kPartition);
         break;
+      case K::kNicUp:
+        remove_cause(osd, kNic);
+        break;
+      case K::kDriveReplace:
+        // A new, empty drive: nothing of the old one's data (its copies left the PGs when it
+        // failed); the OSD boots up and in, and backfill fills it.
+        if (intact_[osd]) break;
+        if (options_.replace_drive) options_.replace_drive(osd);
+        intact_[osd] = true;
+        remove_cause(osd, kDrive);
+        break;
       case K::kSlowDrive:
         if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);
         break;
       case K::kNicDegraded:
-        break;  // the host's NICs, above
+      case K::kLinkDown:
+      case K::kLinkDegraded:
+      case K::kLinkUp:
+        break;  // the host's NICs, or the link's cut, above
     }
   }
-  const bool failure = e.kind == K::kOsdCrash || e.kind == K::kDriveFailure ||
-                       e.kind == K::kHostDown || e.kind == K::kPartition;
   if (failure && first_failure_s_ < 0) first_failure_s_ = env_.now_s();
   if (failure) clean_at_s_ = -1;
   records_.push_back(std::move(r));
+}
+
+void FailureDriver::apply_cuts() {
+  std::vector<bool> cut(causes_.size(), false);
+  for (const LinkState& l : links_) {
+    if (l.cables_down < l.spec.cables) continue;
+    for (int32_t h : l.spec.cut_off_hosts) {
+      for (int d = 0; d < options_.drives_per_host; ++d) {
+        const size_t osd = static_cast<size_t>(h) * options_.drives_per_host + d;
+        if (osd < cut.size()) cut[osd] = true;
+      }
+    }
+  }
+  for (size_t osd = 0; osd < cut.size(); ++osd) {
+    const bool now = (causes_[osd] & kLink) != 0;
+    if (cut[osd] && !now) add_cause(static_cast<int32_t>(osd), kLink);
+    if (!cut[osd] && now) remove_cause(static_cast<int32_t>(osd), kLink);
+  }
 }
 
 void FailureDriver::timeline() {
@@ -468,7 +557,13 @@ nlohmann::json FailureDriver::report() const {
                         {"osds", r.osds},
                         {"marked_down_at_s", time_or_null(r.down_at_s)},
                         {"marked_out_at_s", time_or_null(r.out_at_s)},
-                        {"marked_up_at_s", time_or_null(r.up_at_s)}};
+                        {"marked_up_at_s", time_or_null(r.up_at_s)},
+                        {"recovered_at_s", time_or_null(r.recovered_at_s)}};
+    if (r.recovered_at_s >= 0) e["time_to_recover_s"] = round6(r.recovered_at_s - r.event.at_s);
+    if (!r.event.link.empty()) {
+      e["link"] = r.event.link;
+      if (r.event.kind == models::FailureKind::kLinkDown) e["cables"] = r.event.cables;
+    }
     if (r.down_at_s >= 0) {
       e["time_to_detect_s"] = round6(r.down_at_s - r.event.at_s);
       if (detect < 0) detect = r.down_at_s - r.event.at_s;

@@ -9,10 +9,15 @@
 // Events: osd_crash (the OSD stops answering and heartbeating; its data survives), drive_failure
 // (the same, and its data is gone: a PG whose surviving copies fall below what a read needs has
 // lost objects, and I/O to it blocks), host_down (every OSD of the host crashes), partition
-// (the OSDs of the listed hosts are unreachable, data intact), osd_restart / host_restart /
-// heal (back; data of a failed drive stays gone), slow_drive and nic_degraded (a drive, or a
-// host's NICs, run `factor` times slower; nothing is marked down — the monitor does not see
-// slowness).
+// (the OSDs of the listed hosts are unreachable, data intact), nic_down (the same for one
+// host), link_down (some of a fabric link's parallel cables fail: less capacity; the last one
+// cuts off the storage hosts beyond it, unreachable like a partition), osd_restart /
+// host_restart / heal / nic_up / link_up (back; data of a failed drive stays gone),
+// drive_replace (a failed drive replaced by an empty one: the OSD boots up and in, backfill
+// fills it), slow_drive, nic_degraded and link_degraded (a drive, a host's NICs or a fabric
+// link run `factor` times slower; nothing is marked down — the monitor does not see
+// slowness). An OSD runs when none of the causes that stopped it (process, drive, partition,
+// NIC, link) remains, so overlapping events undo each other only in part.
 //
 // The driver keeps the world alive (a non-daemon task) until every event has happened and, once
 // OSDs are out, their recovery has finished, so the report can say when redundancy came back.
@@ -90,6 +95,18 @@ struct FailureDriverOptions {
   // The PGs' sizes recovery moves are then `sizes` (the pool's other data) plus what was written.
   std::function<cluster::PgSizes(int32_t osd)> pg_contents;
   std::function<void(uint32_t pg, int32_t from, int32_t to)> copy_pg;
+  // link_*: the fabric links the events name; the simulator sets each such event's target to
+  // its link's index here (-1: a link no simulated traffic crosses, which changes nothing).
+  struct Link {
+    std::string name;                    // "leaf3-spine"
+    int cables = 1;                      // the parallel cables aggregated in it (>= 1)
+    std::vector<int32_t> cut_off_hosts;  // storage hosts beyond it (unreachable once cut)
+  };
+  std::vector<Link> links;
+  // Sets link `link`'s capacity to `fraction` of its own (1: full speed), both directions.
+  std::function<void(int32_t link, double fraction)> set_link_capacity;
+  // drive_replace: OSD `osd`'s drive is new and empty (its store forgets what it held).
+  std::function<void(int32_t osd)> replace_drive;
 };
 
 class FailureDriver {
@@ -125,9 +142,11 @@ class FailureDriver {
   void on_map(const cluster::OsdMap& map);
   void apply(const models::FailureEvent& e);
   // Why an OSD is not running (a bit set: it runs again when every cause has gone).
-  enum Cause : uint32_t { kProcess = 1, kDrive = 2, kPartition = 4 };
+  enum Cause : uint32_t { kProcess = 1, kDrive = 2, kPartition = 4, kNic = 8, kLink = 16 };
   void add_cause(int32_t osd, uint32_t cause);
   void remove_cause(int32_t osd, uint32_t cause);
+  // The OSDs beyond a cut link (every cable down) are unreachable; the others are not.
+  void apply_cuts();
   // The drive's data is gone: its copies leave the PGs' holders.
   void lose_data(int32_t osd);
   // Records the writes a returning OSD missed (PgData::add_stale), against a current copy.
@@ -158,6 +177,12 @@ class FailureDriver {
   std::vector<std::vector<int32_t>> up_;  // [pg]: the current epoch's up sets
   std::vector<bool> intact_;              // [osd]: its data exists
   std::vector<uint32_t> causes_;          // [osd]: why it is not running (0: running)
+  struct LinkState {
+    FailureDriverOptions::Link spec;
+    int cables_down = 0;
+    double factor = 1;
+  };
+  std::vector<LinkState> links_;  // [options.links]
   std::unique_ptr<cluster::MonitorService> monitor_;
   std::vector<std::unique_ptr<cluster::HeartbeatAgent>> agents_;
   std::unique_ptr<recovery::RecoveryService> recovery_;
@@ -170,6 +195,9 @@ class FailureDriver {
     models::FailureEvent event;
     std::vector<int32_t> osds;
     double down_at_s = -1, out_at_s = -1, up_at_s = -1;
+    // Events that bring OSDs back: when, once all of them were up, recovery had nothing left
+    // to do (every PG's up set holding current copies).
+    double recovered_at_s = -1;
   };
   std::vector<EventRecord> records_;
   std::vector<cluster::MapChange> history_;  // the monitor's, copied when the timeline ends

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <simgrid/s4u.hpp>
 
 #include "engine/crush/edit.h"
@@ -413,6 +414,64 @@ nlohmann::json recovery_report(const Scenario& s, const World& world,
     }
   }
   return rec;
+}
+
+// The link of the simulated `sim` topology that stands for the fabric link `names` of the
+// scenario's cluster: the one with the same hosts beyond it (those the simulation has) between
+// the same kinds of switches ("leaf", "pod", "spine", ...). -1: no host beyond it is simulated
+// (a checkpoint's idle client nodes), so no simulated traffic crosses it. An error for a link
+// with client nodes beyond it in a slice, where each simulated client stands for several.
+Result<int> locate_link(const Scenario& scenario, int mds_count, const models::Topology& sim,
+                        const std::vector<std::string>& names, int slice_factor) {
+  auto full = models::build_topology(scenario.cluster, mds_count);
+  if (!full.ok()) return full.status();
+  const int l = models::find_fabric_link(*full, names[0], names[1]);
+  if (l < 0) return Status::invalid_argument("no fabric link between these nodes");
+  auto is_host = [](NodeKind k) {
+    return k == NodeKind::kClient || k == NodeKind::kStorage || k == NodeKind::kMds;
+  };
+  auto hosts_beyond = [&](const models::Topology& t, size_t link) {
+    std::set<std::string> hosts;
+    for (int n : models::nodes_beyond(t, link)) {
+      if (is_host(t.nodes[n].kind)) hosts.insert(t.nodes[n].name);
+    }
+    return hosts;
+  };
+  auto switch_kinds = [](const models::Topology& t, const models::TopologyLink& link) {
+    auto kind = [&](int n) {
+      std::string name = t.nodes[n].name;
+      while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back()))) {
+        name.pop_back();
+      }
+      return name;
+    };
+    return std::minmax(kind(link.a), kind(link.b));
+  };
+  const std::set<std::string> beyond = hosts_beyond(*full, static_cast<size_t>(l));
+  const bool clients = std::any_of(beyond.begin(), beyond.end(),
+                                   [&](const std::string& h) { return h.rfind("client", 0) == 0; });
+  if (clients && slice_factor > 1) {
+    return Status::invalid_argument(
+        "[\"" + names[0] + "\", \"" + names[1] +
+        "\"] has client nodes beyond it, and this run simulates a slice of the client nodes "
+        "(each standing for " +
+        std::to_string(slice_factor) +
+        "); set simulation.fidelity to \"request\" to fail a link on the clients' side");
+  }
+  std::set<std::string> simulated;
+  for (const auto& node : sim.nodes) {
+    if (is_host(node.kind) && beyond.count(node.name) > 0) simulated.insert(node.name);
+  }
+  if (simulated.empty()) return -1;
+  const auto kinds = switch_kinds(*full, full->links[l]);
+  for (size_t i = 0; i < sim.links.size(); ++i) {
+    if (sim.links[i].role != LinkRole::kFabric || switch_kinds(sim, sim.links[i]) != kinds) {
+      continue;
+    }
+    if (hosts_beyond(sim, i) == simulated) return static_cast<int>(i);
+  }
+  return Status::invalid_argument("[\"" + names[0] + "\", \"" + names[1] +
+                                  "\"] has no counterpart in the simulated platform");
 }
 
 // Everything a checkpoint run needs from run_scenario's world building.
@@ -1036,6 +1095,47 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     // host's NIC link, at 1/factor of its speed.
     fo.set_drive_slowdown = link_slowdown(*topology, *platform, LinkRole::kDrive);
     fo.set_nic_slowdown = link_slowdown(*topology, *platform, LinkRole::kStorageNic);
+    fo.replace_drive = [stores = &world.written](int32_t osd) { (*stores)[osd]->clear(); };
+    std::vector<int> link_index;  // [fo.links]: the topology link
+    // link_* events name the cluster's links as the scenario has them; the simulated platform
+    // may hold fewer client nodes (a checkpoint's, or a slice), so each is found there by the
+    // hosts beyond it.
+    for (size_t i = 0; i < fo.events.size(); ++i) {
+      models::FailureEvent& e = fo.events[i];
+      if (e.link.empty()) continue;
+      auto located = locate_link(scenario, mds_count, *topology, e.link, plan.slice_factor);
+      if (!located.ok()) {
+        return Status::invalid_argument(scenario.source_path + ": failures[" + std::to_string(i) +
+                                        "].link: " + located.status().message());
+      }
+      e.target = -1;
+      if (*located < 0) continue;  // no simulated traffic crosses it
+      FailureDriverOptions::Link link;
+      link.name = e.link[0] + "-" + e.link[1];
+      link.cables = topology->links[*located].aggregated;
+      for (int n : models::nodes_beyond(*topology, static_cast<size_t>(*located))) {
+        if (topology->nodes[n].kind == NodeKind::kStorage) {
+          link.cut_off_hosts.push_back(topology->nodes[n].index);
+        }
+      }
+      auto same = std::find(link_index.begin(), link_index.end(), *located);
+      e.target = static_cast<int32_t>(same - link_index.begin());
+      if (same == link_index.end()) {
+        fo.links.push_back(std::move(link));
+        link_index.push_back(*located);
+      }
+    }
+    fo.set_link_capacity = [plat = platform.operator->(), link_index,
+                            base = std::map<size_t, std::pair<double, double>>()](
+                               int32_t which, double fraction) mutable {
+      if (which < 0 || which >= static_cast<int32_t>(link_index.size())) return;
+      const size_t i = static_cast<size_t>(link_index[which]);
+      if (base.find(i) == base.end()) {
+        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
+      }
+      plat->forward[i]->set_bandwidth(base[i].first * fraction);
+      plat->reverse[i]->set_bandwidth(base[i].second * fraction);
+    };
     if (checkpoint) {
       // What the checkpoint wrote is in the drives' stores: recovery moves it, and a copy that
       // missed writes while its OSD was down is found by comparing stores.
