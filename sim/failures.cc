@@ -441,6 +441,12 @@ void FailureDriver::apply(const models::FailureEvent& e) {
         if (options_.replace_drive) options_.replace_drive(osd);
         intact_[osd] = true;
         remove_cause(osd, kDrive);
+        // (Replaced before the monitor noticed: no map change will plan the refill.)
+        if (recovering_) {
+          replan_ = true;
+        } else {
+          wake_->release();
+        }
         break;
       case K::kSlowDrive:
         if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);

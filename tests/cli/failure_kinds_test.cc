@@ -166,5 +166,22 @@ TEST(FailureKinds, DriveReplaceRefillsWhatTheFailedDriveHeld) {
   EXPECT_LT(o["redundancy_restored_at_s"].get<double>(), 30.0);
 }
 
+TEST(FailureKinds, ADriveReplacedBeforeTheMonitorNoticedIsRefilledToo) {
+  // No map change follows (the OSD never misses a heartbeat window): the replacement itself
+  // plans the refill.
+  nlohmann::json s = read_storm(nlohmann::json::parse(R"([
+      {"at_s": 5, "kind": "drive_failure", "osd": 5},
+      {"at_s": 6, "kind": "drive_replace", "osd": 5}])"));
+  const auto r = run_json(s);
+  ASSERT_FALSE(r.is_discarded());
+  const auto& rec = r["recovery"];
+  EXPECT_TRUE(rec["events"][0]["marked_down_at_s"].is_null());
+  EXPECT_TRUE(rec["map_changes"].empty());
+  EXPECT_GT(rec["bytes_moved"].get<uint64_t>(), 0u);
+  EXPECT_EQ(rec["bytes_moved"], rec["bytes_minimum"]);
+  EXPECT_FALSE(rec["events"][1]["recovered_at_s"].is_null());
+  EXPECT_EQ(rec["degraded_pgs_at_end"].get<int>(), 0);
+}
+
 }  // namespace
 }  // namespace granary
