@@ -73,19 +73,44 @@ std::string recovery_lines(const nlohmann::json& rec) {
   };
   for (const auto& e : rec["events"]) {
     o << "failure:             " << e["kind"].get<std::string>() << " at "
-      << fmt(e["at_s"].get<double>(), 2) << " s (" << e["osds"].size() << " OSD"
-      << (e["osds"].size() == 1 ? "" : "s") << "): down " << at(e["marked_down_at_s"]) << ", out "
-      << at(e["marked_out_at_s"]) << ", up again " << at(e["marked_up_at_s"]) << "\n";
+      << fmt(e["at_s"].get<double>(), 2) << " s";
+    if (e.contains("link")) {
+      o << " on " << e["link"][0].get<std::string>() << "-" << e["link"][1].get<std::string>();
+      if (e.contains("cables")) o << " (" << e["cables"].get<int>() << " cable(s))";
+    }
+    if (e["factor"].get<double>() != 1)
+      o << ", x" << fmt(e["factor"].get<double>(), 1) << " slower";
+    o << " (" << e["osds"].size() << " OSD" << (e["osds"].size() == 1 ? "" : "s") << "): down "
+      << at(e["marked_down_at_s"]) << ", out " << at(e["marked_out_at_s"]) << ", up again "
+      << at(e["marked_up_at_s"]);
+    if (!e.value("recovered_at_s", nlohmann::json()).is_null()) {
+      o << ", recovered " << at(e["recovered_at_s"]) << " ("
+        << fmt(e["time_to_recover_s"].get<double>(), 2) << " s after)";
+    }
+    o << "\n";
   }
   o << "recovery:            " << fmt(rec["bytes_moved"].get<double>() / 1e9, 2) << " GB moved ("
-    << fmt(rec["moved_over_minimum"].get<double>(), 2) << "x the minimum), full redundancy "
-    << (rec["time_to_full_redundancy_s"].is_null()
-            ? std::string("not reached")
-            : fmt(rec["time_to_full_redundancy_s"].get<double>(), 2) + " s after the failure")
+    << fmt(rec["moved_over_minimum"].get<double>(), 2) << "x the minimum), "
+    << (!rec["time_to_full_redundancy_s"].is_null()
+            ? "full redundancy " + fmt(rec["time_to_full_redundancy_s"].get<double>(), 2) +
+                  " s after the failure"
+        : rec["degraded_pgs_max"].get<int>() == 0 ? std::string("redundancy never lost")
+                                                  : std::string("full redundancy not reached"))
     << "; " << rec["degraded_pgs_max"].get<int>() << " PGs degraded, "
     << rec["inactive_pgs_max"].get<int>() << " inactive at most; "
     << rec["objects_lost"].get<uint64_t>() << " objects lost; blocked I/O "
     << fmt(rec["blocked_io_seconds"].get<double>(), 1) << " s\n";
+  if (rec.value("writes_resent", uint64_t{0}) > 0 || rec.contains("written_objects")) {
+    o << "writes:              " << rec.value("writes_resent", uint64_t{0})
+      << " resent after a map change (" << fmt(rec.value("write_blocked_seconds", 0.0), 1)
+      << " s blocked), " << rec.value("writes_discarded", uint64_t{0})
+      << " discarded by primaries on a new interval";
+    if (rec.contains("written_objects")) {
+      o << "; " << rec["written_objects_short_of_copies"].get<uint64_t>() << " of "
+        << rec["written_objects"].get<uint64_t>() << " written objects short of copies at the end";
+    }
+    o << "\n";
+  }
   return o.str();
 }
 
@@ -199,6 +224,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(lat["p99"].get<double>() / 1e3, 2) << " s, max "
       << fmt(lat["max"].get<double>() / 1e3, 2) << " s\n";
     o << utilisation_line(r);
+    if (r.contains("recovery")) o << recovery_lines(r["recovery"]);
     if (r.contains("block")) o << beside_lines(r["block"]);
     return o.str();
   }

@@ -113,6 +113,11 @@ struct WriteRequest {
   std::vector<std::string> shards;
   uint64_t logical_end_bytes = 0;  // the object's size after the write (0: offset + length)
   bool durable = true;
+  // The interval of the object's group (placement::Placement::interval_of) that `replicas` or
+  // `shards` were taken from. An OSD that knows the placement discards a write whose group has
+  // moved on to another interval, unanswered (Ceph drops ops from before a PG's
+  // same_interval_since; the client resends to the group's OSDs now).
+  uint64_t interval = 0;
 };
 
 struct WriteReply {

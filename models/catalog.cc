@@ -396,6 +396,18 @@ std::string_view failure_kind_name(FailureKind k) {
       return "slow_drive";
     case FailureKind::kNicDegraded:
       return "nic_degraded";
+    case FailureKind::kNicDown:
+      return "nic_down";
+    case FailureKind::kNicUp:
+      return "nic_up";
+    case FailureKind::kLinkDown:
+      return "link_down";
+    case FailureKind::kLinkDegraded:
+      return "link_degraded";
+    case FailureKind::kLinkUp:
+      return "link_up";
+    case FailureKind::kDriveReplace:
+      return "drive_replace";
   }
   return "?";
 }

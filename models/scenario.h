@@ -178,16 +178,28 @@ enum class FailureKind {
   kHeal,          // the partition of the listed hosts ends
   kSlowDrive,     // the OSD's drive runs `factor` times slower (a failing or throttling drive)
   kNicDegraded,   // a storage host's NICs run `factor` times slower (a bad cable, a link
-                  // renegotiated down); 1 restores them. A dead NIC is a partition of its host.
+                  // renegotiated down); 1 restores them.
+  kNicDown,       // a storage host's NICs die: its OSDs are unreachable, data intact (a
+                  // partition of that one host)
+  kNicUp,         // they work again
+  kLinkDown,      // `cables` of the parallel cables of a fabric link fail: the aggregate loses
+                  // their share of its capacity; the last one cuts off what is beyond it
+  kLinkDegraded,  // a fabric link runs `factor` times slower (1 restores it)
+  kLinkUp,        // a fabric link is whole again: every cable up, full speed
+  kDriveReplace,  // a failed drive (drive_failure earlier) is replaced by an empty one: the OSD
+                  // comes back up and in, and backfill fills it
 };
 
 struct FailureEvent {
   double at_s = 0;
   FailureKind kind = FailureKind::kOsdCrash;
-  int32_t target = 0;  // the OSD (osd_*, drive_failure, slow_drive) or storage host (host_*,
-                       // nic_degraded)
+  int32_t target = 0;  // the OSD (osd_*, drive_failure, slow_drive, drive_replace) or storage
+                       // host (host_*, nic_*)
   std::vector<int32_t> hosts;  // partition, heal
-  double factor = 1;           // slow_drive, nic_degraded: > 1 is slower; 1 restores
+  double factor = 1;           // slow_drive, nic_degraded, link_degraded: > 1 is slower; 1 restores
+  // link_*: the fabric link, by the names of its two ends (topology node names, as written).
+  std::vector<std::string> link;
+  int cables = 1;  // link_down: how many of the link's parallel cables fail
 };
 
 // ---- simulation

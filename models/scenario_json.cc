@@ -23,6 +23,7 @@
 #include "models/catalog.h"
 #include "models/expectations.h"
 #include "models/json_diagnostics.h"
+#include "models/topology.h"
 
 namespace granary::models {
 
@@ -1009,16 +1010,18 @@ SimulationSpec parse_simulation(const Obj& o) {
   return s;
 }
 
+// "[\"leaf0\", \"spine\"]" for a fabric link.
+std::string link_text(const Topology& t, const TopologyLink& l) {
+  // The lower switch first (switches are numbered from the leaves up).
+  const int lo = std::min(l.a, l.b), hi = std::max(l.a, l.b);
+  return "[\"" + t.nodes[lo].name + "\", \"" + t.nodes[hi].name + "\"]";
+}
+
 std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
   if (!arr) return out;
   if (!arr->is_array()) root.expected("failures", "an array of failure events");
-  if (!arr->empty() && !s.workloads.empty() && s.workloads[0].kind != WorkloadKind::kTrainingRead) {
-    root.fail("failures",
-              "failures are simulated during training_read workloads; writes "
-              "(checkpoint workloads) do not resend to a new primary yet");
-  }
   if (!arr->empty() && s.storage.design != StorageDesign::kRados) {
     root.fail("failures",
               "failure injection is simulated for design 'rados' (Ceph's monitor "
@@ -1026,35 +1029,51 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
                   std::string(storage_design_name(s.storage.design)) + "'");
   }
   const int osds = s.cluster.storage.count * s.cluster.storage.drives_per_node;
+  using K = FailureKind;
+  std::optional<Topology> topology;         // built for the first link event
+  std::map<int, int> cables_down;           // fabric link -> its cables down now
+  std::map<int32_t, size_t> failed_drives;  // OSD -> the drive_failure event
   for (size_t i = 0; i < arr->size(); ++i) {
     const std::string path = root.path_of("failures") + "[" + std::to_string(i) + "]";
-    const Obj o(root.ctx(), (*arr)[i], path, {"at_s", "kind", "osd", "host", "hosts", "factor"});
+    const Obj o(root.ctx(), (*arr)[i], path,
+                {"at_s", "kind", "osd", "host", "hosts", "factor", "link", "cables"});
     FailureEvent e;
     e.at_s = o.number("at_s", {0, false, 1e9}, std::nullopt);
     e.kind = o.choice<FailureKind>("kind",
-                                   {{"osd_crash", FailureKind::kOsdCrash},
-                                    {"drive_failure", FailureKind::kDriveFailure},
-                                    {"host_down", FailureKind::kHostDown},
-                                    {"osd_restart", FailureKind::kOsdRestart},
-                                    {"host_restart", FailureKind::kHostRestart},
-                                    {"partition", FailureKind::kPartition},
-                                    {"heal", FailureKind::kHeal},
-                                    {"slow_drive", FailureKind::kSlowDrive},
-                                    {"nic_degraded", FailureKind::kNicDegraded}},
+                                   {{"osd_crash", K::kOsdCrash},
+                                    {"drive_failure", K::kDriveFailure},
+                                    {"drive_replace", K::kDriveReplace},
+                                    {"host_down", K::kHostDown},
+                                    {"osd_restart", K::kOsdRestart},
+                                    {"host_restart", K::kHostRestart},
+                                    {"partition", K::kPartition},
+                                    {"heal", K::kHeal},
+                                    {"slow_drive", K::kSlowDrive},
+                                    {"nic_degraded", K::kNicDegraded},
+                                    {"nic_down", K::kNicDown},
+                                    {"nic_up", K::kNicUp},
+                                    {"link_down", K::kLinkDown},
+                                    {"link_degraded", K::kLinkDegraded},
+                                    {"link_up", K::kLinkUp}},
                                    std::nullopt);
-    const bool group = e.kind == FailureKind::kPartition || e.kind == FailureKind::kHeal;
-    const bool host = e.kind == FailureKind::kHostDown || e.kind == FailureKind::kHostRestart ||
-                      e.kind == FailureKind::kNicDegraded;
-    const bool slow = e.kind == FailureKind::kSlowDrive || e.kind == FailureKind::kNicDegraded;
-    const char* key = group ? "hosts" : host ? "host" : "osd";
-    for (const char* k : {"osd", "host", "hosts"}) {
+    const std::string kind(failure_kind_name(e.kind));
+    const bool group = e.kind == K::kPartition || e.kind == K::kHeal;
+    const bool host = e.kind == K::kHostDown || e.kind == K::kHostRestart ||
+                      e.kind == K::kNicDegraded || e.kind == K::kNicDown || e.kind == K::kNicUp;
+    const bool link = e.kind == K::kLinkDown || e.kind == K::kLinkDegraded || e.kind == K::kLinkUp;
+    const bool slow =
+        e.kind == K::kSlowDrive || e.kind == K::kNicDegraded || e.kind == K::kLinkDegraded;
+    const char* key = group ? "hosts" : host ? "host" : link ? "link" : "osd";
+    for (const char* k : {"osd", "host", "hosts", "link"}) {
       if (std::string_view(k) != key && o.has(k)) {
-        o.fail(k, std::string("does not apply to kind '") + std::string(failure_kind_name(e.kind)) +
-                      "', which takes '" + key + "'");
+        o.fail(k, "does not apply to kind '" + kind + "', which takes '" + key + "'");
       }
     }
     if (!slow && o.has("factor")) {
-      o.fail("factor", "applies to kinds 'slow_drive' and 'nic_degraded' only");
+      o.fail("factor", "applies to kinds 'slow_drive', 'nic_degraded' and 'link_degraded' only");
+    }
+    if (e.kind != K::kLinkDown && o.has("cables")) {
+      o.fail("cables", "applies to kind 'link_down' only");
     }
     if (group) {
       const json* hs = o.find("hosts");
@@ -1070,10 +1089,82 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
         }
         e.hosts.push_back(static_cast<int32_t>(*v));
       }
+    } else if (link) {
+      if (!topology) {
+        auto t = build_topology(s.cluster, 0);
+        if (!t.ok()) root.fail("cluster", t.status().message());
+        topology = std::move(*t);
+      }
+      const Topology& t = *topology;
+      const json* names = o.find("link");
+      const char* shape =
+          "an array of the two node names a fabric link joins, e.g. [\"leaf0\", \"spine\"]";
+      if (!names || !names->is_array() || names->size() != 2 || !(*names)[0].is_string() ||
+          !(*names)[1].is_string()) {
+        o.expected("link", shape);
+      }
+      e.link = {(*names)[0].get<std::string>(), (*names)[1].get<std::string>()};
+      const int l = find_fabric_link(t, e.link[0], e.link[1]);
+      if (l < 0) {
+        std::string valid;
+        int listed = 0, fabric = 0;
+        for (const auto& tl : t.links) {
+          if (tl.role != LinkRole::kFabric) continue;
+          if (++fabric <= 12) valid += std::string(listed++ ? ", " : "") + link_text(t, tl);
+        }
+        if (fabric > listed) valid += ", ... (" + std::to_string(fabric) + " in all)";
+        o.fail("link", "expected the two ends of a fabric (switch-to-switch) link, one of " +
+                           valid + "; found " + names->dump() +
+                           " (a storage host's own NICs fail with nic_down or nic_degraded)");
+      }
+      const TopologyLink& tl = t.links[l];
+      if (e.kind == K::kLinkDown) {
+        const json* c = o.find("cables");
+        const auto v = c ? as_integer(*c) : std::optional<int64_t>(1);
+        if (!v || *v < 1 || *v > tl.aggregated) {
+          o.fail("cables", "expected an integer in 1.." + std::to_string(tl.aggregated) +
+                               " (the parallel cables " + link_text(t, tl) +
+                               " aggregates), found " + (c ? c->dump() : "nothing"));
+        }
+        e.cables = static_cast<int>(*v);
+        int& down = cables_down[l];
+        down = std::min(tl.aggregated, down + e.cables);
+        if (down == tl.aggregated) {
+          // The last cable: what is beyond the link is cut off. Only storage hosts can be
+          // (their OSDs become unreachable, as in a partition).
+          std::vector<std::string> cut;
+          for (int n : nodes_beyond(t, static_cast<size_t>(l))) {
+            const NodeKind nk = t.nodes[n].kind;
+            if (nk == NodeKind::kClient || nk == NodeKind::kMds) cut.push_back(t.nodes[n].name);
+          }
+          if (!cut.empty()) {
+            std::string names_cut;
+            for (size_t c2 = 0; c2 < cut.size() && c2 < 4; ++c2) {
+              names_cut += (c2 ? ", " : "") + cut[c2];
+            }
+            if (cut.size() > 4) names_cut += ", ... (" + std::to_string(cut.size()) + ")";
+            o.fail("link", "taking down the last of the " + std::to_string(tl.aggregated) +
+                               " cables of " + link_text(t, tl) + " would cut off " + names_cut +
+                               " from storage; only storage hosts can be cut off (their OSDs "
+                               "become unreachable, like a partition)");
+          }
+        }
+      } else if (e.kind == K::kLinkUp) {
+        cables_down[l] = 0;
+      }
     } else {
       e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
     }
     if (slow) e.factor = o.number("factor", {1, false, 1e6}, std::nullopt);
+    if (e.kind == K::kDriveFailure) failed_drives[e.target] = i;
+    if (e.kind == K::kDriveReplace) {
+      if (failed_drives.erase(e.target) == 0) {
+        o.fail("osd",
+               "expected an OSD whose drive failed earlier (a drive_failure before it, "
+               "not yet replaced), found osd " +
+                   std::to_string(e.target) + ", whose drive has not failed");
+      }
+    }
     if (!out.empty() && e.at_s < out.back().at_s) {
       o.fail("at_s", "expected events in time order (>= " + std::to_string(out.back().at_s) +
                          "), found " + std::to_string(e.at_s));

@@ -726,4 +726,41 @@ std::string link_role_name(LinkRole role) {
   return "unknown";
 }
 
+int find_fabric_link(const Topology& topology, std::string_view a, std::string_view b) {
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    const TopologyLink& l = topology.links[i];
+    if (l.role != LinkRole::kFabric) continue;
+    const std::string& x = topology.nodes[l.a].name;
+    const std::string& y = topology.nodes[l.b].name;
+    if ((x == a && y == b) || (x == b && y == a)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<int> nodes_beyond(const Topology& topology, size_t link) {
+  GRANARY_CHECK(link < topology.links.size() && !topology.switches.empty());
+  // The top switch is added last (leaves, pods or rail groups, then the spine or core).
+  const int top = topology.switches.back();
+  std::vector<std::vector<std::pair<int, size_t>>> adjacent(topology.nodes.size());
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    adjacent[topology.links[i].a].push_back({topology.links[i].b, i});
+    adjacent[topology.links[i].b].push_back({topology.links[i].a, i});
+  }
+  std::vector<bool> reached(topology.nodes.size(), false);
+  std::vector<int> queue{top};
+  reached[top] = true;
+  for (size_t q = 0; q < queue.size(); ++q) {
+    for (const auto& [next, via] : adjacent[queue[q]]) {
+      if (via == link || reached[next]) continue;
+      reached[next] = true;
+      queue.push_back(next);
+    }
+  }
+  std::vector<int> beyond;
+  for (size_t n = 0; n < reached.size(); ++n) {
+    if (!reached[n]) beyond.push_back(static_cast<int>(n));
+  }
+  return beyond;
+}
+
 }  // namespace granary::models

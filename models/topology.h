@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/status.h"
@@ -80,5 +81,12 @@ struct MaxFlowBound {
 MaxFlowBound read_max_flow(const Topology& topology);
 
 std::string link_role_name(LinkRole role);
+
+// The fabric link (role kFabric) between the nodes named `a` and `b`, in either order; -1 when
+// there is none.
+int find_fabric_link(const Topology& topology, std::string_view a, std::string_view b);
+// The nodes on the far side of `link` from the top switch (the spine, or the fat-tree core):
+// those cut off from the rest of the cluster when the link fails. Node indices, ascending.
+std::vector<int> nodes_beyond(const Topology& topology, size_t link);
 
 }  // namespace granary::models

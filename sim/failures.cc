@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "models/catalog.h"
 
@@ -18,6 +19,20 @@ nlohmann::json time_or_null(double t) {
 }
 
 }  // namespace
+
+SwitchingPlacement::SwitchingPlacement(placement::CrushPool initial)
+    : pool_(std::make_unique<placement::CrushPool>(std::move(initial))),
+      devices_(pool_->num_groups()),
+      intervals_(pool_->num_groups(), 1) {
+  for (uint32_t pg = 0; pg < pool_->num_groups(); ++pg) pool_->devices_of(pg, devices_[pg]);
+}
+
+bool SwitchingPlacement::set_devices(uint32_t group, const std::vector<int32_t>& devices) {
+  if (devices_[group] == devices) return false;
+  devices_[group] = devices;
+  intervals_[group] = next_interval_++;
+  return true;
+}
 
 Result<std::unique_ptr<FailureDriver>> FailureDriver::create(
     Env& env, cluster::OsdMap map, int64_t pool_id, std::vector<services::OsdService*> services,
@@ -52,7 +67,10 @@ FailureDriver::FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
       options_(std::move(options)),
       data_(std::move(data)),
       intact_(map_.max_osd(), true),
-      crashed_(map_.max_osd(), false) {}
+      causes_(map_.max_osd(), 0) {
+  for (const auto& l : options_.links) links_.push_back(LinkState{l, 0, 1.0});
+  if (auto up = map_.up_sets(pool_id_); up.ok()) up_ = std::move(*up);
+}
 
 void FailureDriver::start() {
   // The services' locks are Env semaphores, usable only from a task: set up from one.
@@ -84,7 +102,11 @@ void FailureDriver::start_on_task() {
   ro.recovery_sleep_s = rc.recovery_sleep_s;
   ro.osd_recovery_bytes_per_s = rc.recovery_bytes_per_s_per_osd;
   ro.on_op_done = [this](const recovery::RecoveryOp& op, size_t, double) {
+    // The target holds the copy now: the written objects go with it, and the PG's clients
+    // move to its up set if that was the last member missing (a new interval).
+    if (options_.copy_pg && !op.sources.empty()) options_.copy_pg(op.pg, op.sources[0], op.target);
     recovery::apply_completed(op, redundancy_, data_);
+    if (refresh(op.pg)) epoch_.fetch_add(1, std::memory_order_relaxed);
   };
   recovery_ = std::make_unique<recovery::RecoveryService>(env_, ro);
   wake_ = env_.make_semaphore(0);
@@ -103,11 +125,13 @@ void FailureDriver::start_on_task() {
 }
 
 void FailureDriver::on_map(const cluster::OsdMap& m) {
-  bool moved = false;
+  bool changed = false;
+  std::vector<int32_t> returned;
   for (int32_t osd = 0; osd < m.max_osd(); ++osd) {
     const bool was_up = map_.is_up(osd), is_up = m.is_up(osd);
     const bool was_in = map_.is_in(osd), is_in = m.is_in(osd);
-    moved = moved || was_in != is_in;
+    changed = changed || was_in != is_in || was_up != is_up;
+    if (!was_up && is_up) returned.push_back(osd);
     for (auto& r : records_) {
       if (std::find(r.osds.begin(), r.osds.end(), osd) == r.osds.end()) continue;
       if (was_up && !is_up && r.down_at_s < 0) r.down_at_s = env_.now_s();
@@ -116,9 +140,15 @@ void FailureDriver::on_map(const cluster::OsdMap& m) {
     }
   }
   map_ = m;
-  if (auto pool = map_.pool_placement(pool_id_); pool.ok()) placement_.swap(std::move(*pool));
-  epoch_.store(map_.epoch(), std::memory_order_relaxed);
-  if (moved) {
+  if (auto pool = map_.pool_placement(pool_id_); pool.ok()) {
+    for (uint32_t pg = 0; pg < pool->num_groups() && pg < up_.size(); ++pg) {
+      pool->devices_of(pg, up_[pg]);
+    }
+    placement_.swap(std::move(*pool));
+  }
+  for (int32_t osd : returned) mark_stale(osd);
+  refresh_all();
+  if (changed) {
     if (recovering_) {
       replan_ = true;
     } else {
@@ -127,10 +157,129 @@ void FailureDriver::on_map(const cluster::OsdMap& m) {
   }
 }
 
+void FailureDriver::mark_stale(int32_t osd) {
+  if (!options_.pg_contents || !intact_[osd]) return;
+  // Against the first other current copy of each PG it holds: what it lacks.
+  std::map<int32_t, cluster::PgSizes> contents;
+  auto contents_of = [&](int32_t o) -> const cluster::PgSizes& {
+    auto it = contents.find(o);
+    if (it == contents.end()) it = contents.emplace(o, options_.pg_contents(o)).first;
+    return it->second;
+  };
+  auto is_stale = [&](uint32_t pg, int32_t o) {
+    return std::any_of(data_.stale.begin(), data_.stale.end(),
+                       [&](const cluster::StaleCopy& c) { return c.pg == pg && c.osd == o; });
+  };
+  cluster::PgSizes missed;
+  missed.objects.assign(data_.holders.size(), 0);
+  missed.bytes.assign(data_.holders.size(), 0);
+  for (uint32_t pg = 0; pg < data_.holders.size(); ++pg) {
+    const auto& h = data_.holders[pg];
+    if (std::find(h.begin(), h.end(), osd) == h.end() || is_stale(pg, osd)) continue;
+    for (int32_t ref : h) {
+      if (ref == osd || ref == placement::kNoDevice || !intact_[ref] || causes_[ref] != 0 ||
+          is_stale(pg, ref)) {
+        continue;
+      }
+      const auto& mine = contents_of(osd);
+      const auto& theirs = contents_of(ref);
+      auto at = [pg](const std::vector<uint64_t>& v) { return pg < v.size() ? v[pg] : 0; };
+      missed.objects[pg] =
+          at(theirs.objects) > at(mine.objects) ? at(theirs.objects) - at(mine.objects) : 0;
+      missed.bytes[pg] = at(theirs.bytes) > at(mine.bytes) ? at(theirs.bytes) - at(mine.bytes) : 0;
+      break;
+    }
+  }
+  data_.add_stale(osd, missed);
+}
+
+bool FailureDriver::refresh(uint32_t pg) {
+  if (pg >= up_.size() || pg >= data_.holders.size()) return false;
+  const std::vector<int32_t>& up = up_[pg];
+  const std::vector<int32_t>& h = data_.holders[pg];
+  auto stale = [&](int32_t o) {
+    return std::any_of(data_.stale.begin(), data_.stale.end(),
+                       [&](const cluster::StaleCopy& c) { return c.pg == pg && c.osd == o; });
+  };
+  auto real = [](int32_t o) { return o >= 0 && o != placement::kNoDevice; };
+  // A copy clients can use: on an OSD the map has up, complete.
+  auto current = [&](int32_t o) { return real(o) && map_.is_up(o) && intact_[o] && !stale(o); };
+  // An up-set member whose drive died but which the map still has up stays where clients
+  // send (and wait), as they do until the monitor marks it down.
+  auto dead_but_up = [&](int32_t o) { return real(o) && map_.is_up(o) && !intact_[o]; };
+  std::vector<int32_t> devices;
+  int copies = 0;
+  if (redundancy_.erasure) {
+    // Positions: the up-set member when it holds that chunk, else the chunk's current holder.
+    devices.assign(up.size(), placement::kNoDevice);
+    for (size_t i = 0; i < up.size(); ++i) {
+      const int32_t holder = i < h.size() ? h[i] : placement::kNoDevice;
+      if (real(up[i]) && ((holder == up[i] && current(up[i])) || dead_but_up(up[i]))) {
+        devices[i] = up[i];
+      } else if (current(holder)) {
+        devices[i] = holder;
+      }
+      copies += devices[i] != placement::kNoDevice && current(devices[i]);
+    }
+  } else {
+    // The up-set members that hold a current copy, in up order; while some member lacks it,
+    // the other current holders too (the acting set).
+    bool complete = true;
+    for (int32_t o : up) {
+      const bool holds = std::find(h.begin(), h.end(), o) != h.end() && current(o);
+      if (holds || dead_but_up(o)) {
+        devices.push_back(o);
+      } else {
+        complete = false;
+      }
+    }
+    if (!complete) {
+      for (int32_t o : h) {
+        if (current(o) && std::find(devices.begin(), devices.end(), o) == devices.end()) {
+          devices.push_back(o);
+        }
+      }
+    }
+    for (int32_t o : devices) copies += current(o);
+  }
+  // No copy to read (all lost, or all on OSDs the map has down): the PG is down, I/O blocks.
+  if (copies < redundancy_.needed_to_read()) devices.clear();
+  return placement_.set_devices(pg, devices);
+}
+
+void FailureDriver::refresh_all() {
+  for (uint32_t pg = 0; pg < up_.size(); ++pg) refresh(pg);
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+}
+
+cluster::PgSizes FailureDriver::sizes_now() const {
+  cluster::PgSizes sizes = options_.sizes;
+  if (!options_.pg_contents) return sizes;
+  const size_t pgs = data_.holders.size();
+  sizes.objects.resize(pgs, 0);
+  sizes.bytes.resize(pgs, 0);
+  // A PG's written data: the most any OSD holds of it (every copy, every chunk's object
+  // counts the same objects and logical bytes).
+  std::vector<uint64_t> objects(pgs, 0), bytes(pgs, 0);
+  for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
+    if (!intact_[osd]) continue;
+    const cluster::PgSizes c = options_.pg_contents(osd);
+    for (size_t pg = 0; pg < pgs && pg < c.objects.size(); ++pg) {
+      objects[pg] = std::max(objects[pg], c.objects[pg]);
+      bytes[pg] = std::max(bytes[pg], c.bytes[pg]);
+    }
+  }
+  for (size_t pg = 0; pg < pgs; ++pg) {
+    sizes.objects[pg] += objects[pg];
+    sizes.bytes[pg] += bytes[pg];
+  }
+  return sizes;
+}
+
 void FailureDriver::plan_and_run() {
   for (;;) {
     replan_ = false;
-    auto plan = recovery::plan_recovery(data_, map_, pool_id_, options_.sizes);
+    auto plan = recovery::plan_recovery(data_, map_, pool_id_, sizes_now());
     if (!plan.ok() || plan->ops.empty()) break;
     ++plans_;
     bytes_moved_ += plan->bytes_to_write;
@@ -150,93 +299,186 @@ void FailureDriver::plan_and_run() {
   int degraded = 0, inactive = 0, lost = 0;
   uint64_t lo = 0, lb = 0, dobj = 0;
   count_pgs(degraded, inactive, lost, lo, lb, dobj);
-  if (degraded == 0) clean_at_s_ = env_.now_s();
-}
-
-void FailureDriver::crash(int32_t osd, bool data_lost) {
-  services_[osd]->set_available(false);
-  agents_[osd]->stop();
-  crashed_[osd] = true;
-  if (data_lost && intact_[osd]) {
-    intact_[osd] = false;
-    for (auto& holders : data_.holders) {
-      for (auto it = holders.begin(); it != holders.end();) {
-        if (*it != osd) {
-          ++it;
-        } else if (redundancy_.erasure) {
-          *it++ = placement::kNoDevice;  // positions stay
-        } else {
-          it = holders.erase(it);
-        }
-      }
+  // (The first time since the last failure: a later rebalance, such as PGs moving back to a
+  // returning OSD, does not move it.)
+  if (degraded == 0 && clean_at_s_ < 0) clean_at_s_ = env_.now_s();
+  // Nothing left to recover for the current map: the events that brought OSDs back, once all
+  // of them are up, are done.
+  using K = models::FailureKind;
+  for (auto& r : records_) {
+    const K k = r.event.kind;
+    const bool restores = k == K::kOsdRestart || k == K::kHostRestart || k == K::kHeal ||
+                          k == K::kNicUp || k == K::kLinkUp || k == K::kDriveReplace;
+    if (!restores || r.recovered_at_s >= 0 || r.osds.empty()) continue;
+    if (std::all_of(r.osds.begin(), r.osds.end(), [&](int32_t o) { return map_.is_up(o); })) {
+      r.recovered_at_s = env_.now_s();
     }
-    mark_lost_pgs();
   }
 }
 
-void FailureDriver::mark_lost_pgs() {
-  std::vector<bool> lost(data_.holders.size(), false);
-  for (size_t pg = 0; pg < data_.holders.size(); ++pg) {
-    int surviving = 0;
-    for (int32_t h : data_.holders[pg]) surviving += h != placement::kNoDevice && intact_[h];
-    lost[pg] = surviving < redundancy_.needed_to_read();
+void FailureDriver::add_cause(int32_t osd, uint32_t cause) {
+  if (causes_[osd] == 0) {
+    services_[osd]->set_available(false);
+    agents_[osd]->stop();
   }
-  placement_.set_lost(std::move(lost));
+  causes_[osd] |= cause;
 }
 
-void FailureDriver::restart(int32_t osd) {
-  if (!intact_[osd] || !crashed_[osd]) return;  // a dead drive does not come back
-  crashed_[osd] = false;
+void FailureDriver::remove_cause(int32_t osd, uint32_t cause) {
+  if (causes_[osd] == 0 || (causes_[osd] &= ~cause) != 0) return;
   services_[osd]->set_available(true);
   agents_[osd]->restart();
+}
+
+void FailureDriver::lose_data(int32_t osd) {
+  if (!intact_[osd]) return;
+  intact_[osd] = false;
+  for (auto& holders : data_.holders) {
+    for (auto it = holders.begin(); it != holders.end();) {
+      if (*it != osd) {
+        ++it;
+      } else if (redundancy_.erasure) {
+        *it++ = placement::kNoDevice;  // positions stay
+      } else {
+        it = holders.erase(it);
+      }
+    }
+  }
+  std::erase_if(data_.stale, [&](const cluster::StaleCopy& c) { return c.osd == osd; });
+  refresh_all();
 }
 
 void FailureDriver::apply(const models::FailureEvent& e) {
   EventRecord r;
   r.event = e;
   using K = models::FailureKind;
-  auto add_host = [&](int32_t host) {
+  auto osds_of_host = [&](int32_t host) {
+    std::vector<int32_t> osds;
     for (int d = 0; d < options_.drives_per_host; ++d) {
-      r.osds.push_back(host * options_.drives_per_host + d);
+      osds.push_back(host * options_.drives_per_host + d);
     }
+    return osds;
   };
-  if (e.kind == K::kHostDown || e.kind == K::kHostRestart) {
-    add_host(e.target);
-  } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
-    for (int32_t h : e.hosts) add_host(h);
-  } else if (e.kind == K::kNicDegraded) {
-    add_host(e.target);
-    if (options_.set_nic_slowdown) options_.set_nic_slowdown(e.target, e.factor);
-  } else {
-    r.osds.push_back(e.target);
+  auto add_host = [&](int32_t host) {
+    for (int32_t osd : osds_of_host(host)) r.osds.push_back(osd);
+  };
+  bool failure = false;  // OSDs became unreachable
+  switch (e.kind) {
+    case K::kHostDown:
+    case K::kHostRestart:
+    case K::kNicDown:
+    case K::kNicUp:
+      add_host(e.target);
+      break;
+    case K::kPartition:
+    case K::kHeal:
+      for (int32_t h : e.hosts) add_host(h);
+      break;
+    case K::kNicDegraded:
+      add_host(e.target);
+      if (options_.set_nic_slowdown) options_.set_nic_slowdown(e.target, e.factor);
+      break;
+    case K::kLinkDown:
+    case K::kLinkDegraded:
+    case K::kLinkUp: {
+      if (e.target < 0 || e.target >= static_cast<int32_t>(links_.size())) break;  // idle link
+      LinkState& l = links_[e.target];
+      const bool was_cut = l.cables_down >= l.spec.cables;
+      if (e.kind == K::kLinkDown) l.cables_down = std::min(l.spec.cables, l.cables_down + e.cables);
+      if (e.kind == K::kLinkDegraded) l.factor = e.factor;
+      if (e.kind == K::kLinkUp) l.cables_down = 0, l.factor = 1;
+      const bool cut = l.cables_down >= l.spec.cables;
+      // Cut, the link keeps its last capacity (what is in flight finishes; nothing new is
+      // answered beyond it); otherwise the cables still up, at 1/factor of their speed.
+      if (!cut && options_.set_link_capacity) {
+        options_.set_link_capacity(e.target, static_cast<double>(l.spec.cables - l.cables_down) /
+                                                 l.spec.cables / l.factor);
+      }
+      if (cut != was_cut) {
+        for (int32_t h : l.spec.cut_off_hosts) add_host(h);
+        failure = cut;
+        apply_cuts();
+      }
+      break;
+    }
+    default:
+      r.osds.push_back(e.target);
   }
   for (int32_t osd : r.osds) {
     switch (e.kind) {
       case K::kOsdCrash:
       case K::kHostDown:
+        add_cause(osd, kProcess);
+        failure = true;
+        break;
       case K::kPartition:  // unreachable: to its peers and the monitor, as good as crashed
-        crash(osd, false);
+        add_cause(osd, kPartition);
+        failure = true;
+        break;
+      case K::kNicDown:
+        add_cause(osd, kNic);
+        failure = true;
         break;
       case K::kDriveFailure:
-        crash(osd, true);
+        add_cause(osd, kDrive);
+        lose_data(osd);
+        failure = true;
         break;
       case K::kOsdRestart:
       case K::kHostRestart:
+        remove_cause(osd, kProcess);  // a dead drive does not come back
+        break;
       case K::kHeal:
-        restart(osd);
+        remove_cause(osd, kPartition);
+        break;
+      case K::kNicUp:
+        remove_cause(osd, kNic);
+        break;
+      case K::kDriveReplace:
+        // A new, empty drive: nothing of the old one's data (its copies left the PGs when it
+        // failed); the OSD boots up and in, and backfill fills it.
+        if (intact_[osd]) break;
+        if (options_.replace_drive) options_.replace_drive(osd);
+        intact_[osd] = true;
+        remove_cause(osd, kDrive);
+        // (Replaced before the monitor noticed: no map change will plan the refill.)
+        if (recovering_) {
+          replan_ = true;
+        } else {
+          wake_->release();
+        }
         break;
       case K::kSlowDrive:
         if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);
         break;
       case K::kNicDegraded:
-        break;  // the host's NICs, above
+      case K::kLinkDown:
+      case K::kLinkDegraded:
+      case K::kLinkUp:
+        break;  // the host's NICs, or the link's cut, above
     }
   }
-  const bool failure = e.kind == K::kOsdCrash || e.kind == K::kDriveFailure ||
-                       e.kind == K::kHostDown || e.kind == K::kPartition;
   if (failure && first_failure_s_ < 0) first_failure_s_ = env_.now_s();
   if (failure) clean_at_s_ = -1;
   records_.push_back(std::move(r));
+}
+
+void FailureDriver::apply_cuts() {
+  std::vector<bool> cut(causes_.size(), false);
+  for (const LinkState& l : links_) {
+    if (l.cables_down < l.spec.cables) continue;
+    for (int32_t h : l.spec.cut_off_hosts) {
+      for (int d = 0; d < options_.drives_per_host; ++d) {
+        const size_t osd = static_cast<size_t>(h) * options_.drives_per_host + d;
+        if (osd < cut.size()) cut[osd] = true;
+      }
+    }
+  }
+  for (size_t osd = 0; osd < cut.size(); ++osd) {
+    const bool now = (causes_[osd] & kLink) != 0;
+    if (cut[osd] && !now) add_cause(static_cast<int32_t>(osd), kLink);
+    if (!cut[osd] && now) remove_cause(static_cast<int32_t>(osd), kLink);
+  }
 }
 
 void FailureDriver::timeline() {
@@ -249,7 +491,7 @@ void FailureDriver::timeline() {
   for (;;) {
     bool settled = !recovering_ && !replan_;
     for (int32_t osd = 0; osd < map_.max_osd() && settled; ++osd) {
-      if (!crashed_[osd]) {
+      if (causes_[osd] == 0) {
         settled = map_.is_up(osd) || !map_.is_in(osd);
         continue;
       }
@@ -271,14 +513,15 @@ void FailureDriver::count_pgs(int& degraded, int& inactive, int& lost, uint64_t&
                               uint64_t& lost_bytes, uint64_t& degraded_objects) const {
   degraded = inactive = lost = 0;
   lost_objects = lost_bytes = degraded_objects = 0;
+  const cluster::PgSizes sizes = sizes_now();
   for (size_t pg = 0; pg < data_.holders.size(); ++pg) {
     int surviving = 0, available = 0;
     for (int32_t h : data_.holders[pg]) {
       if (h == placement::kNoDevice || !intact_[h]) continue;
       ++surviving;
-      if (!crashed_[h]) ++available;
+      if (causes_[h] == 0) ++available;
     }
-    const uint64_t objects = pg < options_.sizes.objects.size() ? options_.sizes.objects[pg] : 0;
+    const uint64_t objects = pg < sizes.objects.size() ? sizes.objects[pg] : 0;
     if (available < redundancy_.size) {
       ++degraded;
       degraded_objects += objects;
@@ -287,7 +530,7 @@ void FailureDriver::count_pgs(int& degraded, int& inactive, int& lost, uint64_t&
     if (surviving < redundancy_.needed_to_read()) {
       ++lost;
       lost_objects += objects;
-      lost_bytes += pg < options_.sizes.bytes.size() ? options_.sizes.bytes[pg] : 0;
+      lost_bytes += pg < sizes.bytes.size() ? sizes.bytes[pg] : 0;
     }
   }
 }
@@ -320,7 +563,13 @@ nlohmann::json FailureDriver::report() const {
                         {"osds", r.osds},
                         {"marked_down_at_s", time_or_null(r.down_at_s)},
                         {"marked_out_at_s", time_or_null(r.out_at_s)},
-                        {"marked_up_at_s", time_or_null(r.up_at_s)}};
+                        {"marked_up_at_s", time_or_null(r.up_at_s)},
+                        {"recovered_at_s", time_or_null(r.recovered_at_s)}};
+    if (r.recovered_at_s >= 0) e["time_to_recover_s"] = round6(r.recovered_at_s - r.event.at_s);
+    if (!r.event.link.empty()) {
+      e["link"] = r.event.link;
+      if (r.event.kind == models::FailureKind::kLinkDown) e["cables"] = r.event.cables;
+    }
     if (r.down_at_s >= 0) {
       e["time_to_detect_s"] = round6(r.down_at_s - r.event.at_s);
       if (detect < 0) detect = r.down_at_s - r.event.at_s;

@@ -9,10 +9,15 @@
 // Events: osd_crash (the OSD stops answering and heartbeating; its data survives), drive_failure
 // (the same, and its data is gone: a PG whose surviving copies fall below what a read needs has
 // lost objects, and I/O to it blocks), host_down (every OSD of the host crashes), partition
-// (the OSDs of the listed hosts are unreachable, data intact), osd_restart / host_restart /
-// heal (back; data of a failed drive stays gone), slow_drive and nic_degraded (a drive, or a
-// host's NICs, run `factor` times slower; nothing is marked down — the monitor does not see
-// slowness).
+// (the OSDs of the listed hosts are unreachable, data intact), nic_down (the same for one
+// host), link_down (some of a fabric link's parallel cables fail: less capacity; the last one
+// cuts off the storage hosts beyond it, unreachable like a partition), osd_restart /
+// host_restart / heal / nic_up / link_up (back; data of a failed drive stays gone),
+// drive_replace (a failed drive replaced by an empty one: the OSD boots up and in, backfill
+// fills it), slow_drive, nic_degraded and link_degraded (a drive, a host's NICs or a fabric
+// link run `factor` times slower; nothing is marked down — the monitor does not see
+// slowness). An OSD runs when none of the causes that stopped it (process, drive, partition,
+// NIC, link) remains, so overlapping events undo each other only in part.
 //
 // The driver keeps the world alive (a non-daemon task) until every event has happened and, once
 // OSDs are out, their recovery has finished, so the report can say when redundancy came back.
@@ -37,32 +42,37 @@
 
 namespace granary::sim {
 
-// A Placement that forwards to the current epoch's CRUSH pool, swapped on every map change.
+// What the clients and OSDs place objects with during a failure run: the current epoch's CRUSH
+// pool hashes names to PGs, and each PG's devices are set by the FailureDriver — its up set, or,
+// while some up-set member lacks the data (a backfill target, a copy that missed writes), the
+// OSDs that hold it (Ceph's acting set through pg_temp); none while no copy can be read (the
+// PG is down: I/O to it blocks). Each change of a PG's devices moves it to a new interval
+// (Placement::interval_of), by which OSDs discard and clients resend the writes of a past one.
 class SwitchingPlacement final : public placement::Placement {
  public:
-  explicit SwitchingPlacement(placement::CrushPool initial)
-      : pool_(std::make_unique<placement::CrushPool>(std::move(initial))) {}
+  // Every PG's devices are its up set in `initial`, interval 1.
+  explicit SwitchingPlacement(placement::CrushPool initial);
+  // The new epoch's pool (names to PGs, descriptions); the PGs' devices stay as set.
   void swap(placement::CrushPool next) {
     pool_ = std::make_unique<placement::CrushPool>(std::move(next));
   }
+  // Sets a PG's devices; a change starts a new interval. True when they changed.
+  bool set_devices(uint32_t group, const std::vector<int32_t>& devices);
   std::string describe() const override { return pool_->describe(); }
   uint32_t num_groups() const override { return pool_->num_groups(); }
   uint32_t group_of(std::string_view name) const override { return pool_->group_of(name); }
-  void devices_of(uint32_t group, std::vector<int32_t>& out) override {
-    pool_->devices_of(group, out);
-    // A PG whose data is gone is down: it has no OSD to serve it (I/O to it blocks).
-    if (group < lost_.size() && lost_[group]) out.clear();
-  }
-  // PGs that lost their data ([pg]).
-  void set_lost(std::vector<bool> lost) { lost_ = std::move(lost); }
+  void devices_of(uint32_t group, std::vector<int32_t>& out) override { out = devices_[group]; }
   int replicas() const override { return pool_->replicas(); }
   int32_t device_id_bound() const override { return pool_->device_id_bound(); }
   std::vector<double> target_shares() const override { return pool_->target_shares(); }
   int64_t failure_domain(int32_t d) const override { return pool_->failure_domain(d); }
+  uint64_t interval_of(uint32_t group) const override { return intervals_[group]; }
 
  private:
   std::unique_ptr<placement::CrushPool> pool_;
-  std::vector<bool> lost_;
+  std::vector<std::vector<int32_t>> devices_;  // [pg]
+  std::vector<uint64_t> intervals_;            // [pg]
+  uint64_t next_interval_ = 2;
 };
 
 struct FailureDriverOptions {
@@ -77,6 +87,26 @@ struct FailureDriverOptions {
   std::function<void(int32_t osd, double factor)> set_drive_slowdown;
   // nic_degraded: makes storage host `host`'s NICs `factor` times slower (1: their own speed).
   std::function<void(int32_t host, double factor)> set_nic_slowdown;
+  // The data the run writes (checkpoints), so that recovery moves it (null: a read-only run,
+  // whose data is the dataset the stores already index):
+  //  - pg_contents(osd): the objects and logical bytes per PG that OSD `osd`'s drive holds;
+  //  - copy_pg(pg, from, to): recovery gave `to` the copy (chunk) of PG `pg` that `from` holds
+  //    (or that `from`'s group rebuilds).
+  // The PGs' sizes recovery moves are then `sizes` (the pool's other data) plus what was written.
+  std::function<cluster::PgSizes(int32_t osd)> pg_contents;
+  std::function<void(uint32_t pg, int32_t from, int32_t to)> copy_pg;
+  // link_*: the fabric links the events name; the simulator sets each such event's target to
+  // its link's index here (-1: a link no simulated traffic crosses, which changes nothing).
+  struct Link {
+    std::string name;                    // "leaf3-spine"
+    int cables = 1;                      // the parallel cables aggregated in it (>= 1)
+    std::vector<int32_t> cut_off_hosts;  // storage hosts beyond it (unreachable once cut)
+  };
+  std::vector<Link> links;
+  // Sets link `link`'s capacity to `fraction` of its own (1: full speed), both directions.
+  std::function<void(int32_t link, double fraction)> set_link_capacity;
+  // drive_replace: OSD `osd`'s drive is new and empty (its store forgets what it held).
+  std::function<void(int32_t osd)> replace_drive;
 };
 
 class FailureDriver {
@@ -111,10 +141,23 @@ class FailureDriver {
   void start_on_task();
   void on_map(const cluster::OsdMap& map);
   void apply(const models::FailureEvent& e);
-  void crash(int32_t osd, bool data_lost);
-  void restart(int32_t osd);
-  // Tells the placement which PGs lost their data (after a drive failure).
-  void mark_lost_pgs();
+  // Why an OSD is not running (a bit set: it runs again when every cause has gone).
+  enum Cause : uint32_t { kProcess = 1, kDrive = 2, kPartition = 4, kNic = 8, kLink = 16 };
+  void add_cause(int32_t osd, uint32_t cause);
+  void remove_cause(int32_t osd, uint32_t cause);
+  // The OSDs beyond a cut link (every cable down) are unreachable; the others are not.
+  void apply_cuts();
+  // The drive's data is gone: its copies leave the PGs' holders.
+  void lose_data(int32_t osd);
+  // Records the writes a returning OSD missed (PgData::add_stale), against a current copy.
+  void mark_stale(int32_t osd);
+  // The devices clients and OSDs use for `pg` now (see SwitchingPlacement); sets them in the
+  // placement and returns true when they changed.
+  bool refresh(uint32_t pg);
+  // refresh() for every PG, then a new epoch for the clients to notice.
+  void refresh_all();
+  // Objects and bytes per PG now: options.sizes plus what was written.
+  cluster::PgSizes sizes_now() const;
   void plan_and_run();
   void count_pgs(int& degraded, int& inactive, int& lost, uint64_t& lost_objects,
                  uint64_t& lost_bytes, uint64_t& degraded_objects) const;
@@ -131,8 +174,15 @@ class FailureDriver {
   std::atomic<uint32_t>& epoch_;
   FailureDriverOptions options_;
   cluster::PgData data_;
-  std::vector<bool> intact_;   // [osd]: its data exists
-  std::vector<bool> crashed_;  // [osd]: not running
+  std::vector<std::vector<int32_t>> up_;  // [pg]: the current epoch's up sets
+  std::vector<bool> intact_;              // [osd]: its data exists
+  std::vector<uint32_t> causes_;          // [osd]: why it is not running (0: running)
+  struct LinkState {
+    FailureDriverOptions::Link spec;
+    int cables_down = 0;
+    double factor = 1;
+  };
+  std::vector<LinkState> links_;  // [options.links]
   std::unique_ptr<cluster::MonitorService> monitor_;
   std::vector<std::unique_ptr<cluster::HeartbeatAgent>> agents_;
   std::unique_ptr<recovery::RecoveryService> recovery_;
@@ -145,6 +195,9 @@ class FailureDriver {
     models::FailureEvent event;
     std::vector<int32_t> osds;
     double down_at_s = -1, out_at_s = -1, up_at_s = -1;
+    // Events that bring OSDs back: when, once all of them were up, recovery had nothing left
+    // to do (every PG's up set holding current copies).
+    double recovered_at_s = -1;
   };
   std::vector<EventRecord> records_;
   std::vector<cluster::MapChange> history_;  // the monitor's, copied when the timeline ends

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <simgrid/s4u.hpp>
 
 #include "engine/crush/edit.h"
@@ -461,6 +462,121 @@ std::function<void(int32_t, double)> link_slowdown(const models::Topology& topol
   };
 }
 
+// The report's "recovery" section (docs/report-format.md): the failure driver's story,
+// whole-cluster figures from a slice (x `full_factor`), the requests the clients sent again and
+// the time they waited, and the durability the measured detection and recovery times give.
+// `writes_discarded`: the OSDs' (read on a task: their counters are behind Env locks);
+// `dataset_bytes`: what the simulated clients' data amounts to (before x full_factor).
+nlohmann::json recovery_report(const Scenario& s, const World& world,
+                               const std::vector<services::ClientStats>& client_stats,
+                               uint64_t writes_discarded, double full_factor,
+                               double dataset_bytes) {
+  nlohmann::json rec = world.failures->report();
+  // The slice moved 1/k of the data: whole-cluster figures.
+  for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
+                          "objects_lost", "degraded_objects_max"}) {
+    rec[key] = static_cast<uint64_t>(std::llround(rec[key].get<uint64_t>() * full_factor));
+  }
+  for (auto& x : rec["series"]["recovery_gibps"]) x = round_to(x.get<double>() * full_factor, 6);
+  uint64_t resent = 0, writes_resent = 0;
+  double blocked = 0, write_blocked = 0;
+  for (const auto& cs : client_stats) {
+    resent += cs.resent + cs.writes_resent;
+    writes_resent += cs.writes_resent;
+    blocked += cs.blocked_s + cs.write_blocked_s;
+    write_blocked += cs.write_blocked_s;
+  }
+  rec["requests_resent"] = static_cast<uint64_t>(std::llround(resent * full_factor));
+  rec["blocked_io_seconds"] = round_to(blocked * full_factor, 6);
+  rec["writes_resent"] = static_cast<uint64_t>(std::llround(writes_resent * full_factor));
+  rec["write_blocked_seconds"] = round_to(write_blocked * full_factor, 6);
+  rec["writes_discarded"] = static_cast<uint64_t>(std::llround(writes_discarded * full_factor));
+  // Durability from what this run measured: a drive's data re-protected in the measured
+  // time, after detection and the down-out interval (docs/models.md, "Durability").
+  const double failed_at = world.failures->first_failure_s();
+  const double restored = world.failures->clean_at_s();
+  if (failed_at >= 0 && restored >= 0 && world.failures->out_at_s() >= 0) {
+    const auto& rc = s.storage.rados.recovery;
+    models::DurabilityInput di;
+    di.drives = static_cast<int>(world.object_services.size());
+    const bool ec = s.storage.rados.ec_k > 0;
+    di.data_chunks = ec ? s.storage.rados.ec_k : 1;
+    di.coding_chunks = ec ? s.storage.rados.ec_m : s.storage.rados.replicas - 1;
+    di.placement_groups = s.storage.rados.pg_num;
+    di.drive_afr = rc.drive_afr;
+    di.detect_hours = (world.failures->out_at_s() - failed_at) / 3600;
+    di.recovery_hours = std::max(1e-9, restored - world.failures->out_at_s()) / 3600;
+    di.pool_bytes = std::max<double>(dataset_bytes * full_factor, s.storage.rados.stored_bytes);
+    if (auto d = models::durability(di); d.ok()) {
+      rec["durability"] = {{"drive_afr", di.drive_afr},
+                           {"detect_hours", round_to(di.detect_hours, 9)},
+                           {"recovery_hours", round_to(di.recovery_hours, 9)},
+                           {"mttdl_years", d->cluster_mttdl_hours / models::kHoursPerYear},
+                           {"annual_loss_probability", d->annual_loss_probability},
+                           {"nines", round_to(d->nines, 3)}};
+    }
+  }
+  return rec;
+}
+
+// The link of the simulated `sim` topology that stands for the fabric link `names` of the
+// scenario's cluster: the one with the same hosts beyond it (those the simulation has) between
+// the same kinds of switches ("leaf", "pod", "spine", ...). -1: no host beyond it is simulated
+// (a checkpoint's idle client nodes), so no simulated traffic crosses it. An error for a link
+// with client nodes beyond it in a slice, where each simulated client stands for several.
+Result<int> locate_link(const Scenario& scenario, int mds_count, const models::Topology& sim,
+                        const std::vector<std::string>& names, int slice_factor) {
+  auto full = models::build_topology(scenario.cluster, mds_count);
+  if (!full.ok()) return full.status();
+  const int l = models::find_fabric_link(*full, names[0], names[1]);
+  if (l < 0) return Status::invalid_argument("no fabric link between these nodes");
+  auto is_host = [](NodeKind k) {
+    return k == NodeKind::kClient || k == NodeKind::kStorage || k == NodeKind::kMds;
+  };
+  auto hosts_beyond = [&](const models::Topology& t, size_t link) {
+    std::set<std::string> hosts;
+    for (int n : models::nodes_beyond(t, link)) {
+      if (is_host(t.nodes[n].kind)) hosts.insert(t.nodes[n].name);
+    }
+    return hosts;
+  };
+  auto switch_kinds = [](const models::Topology& t, const models::TopologyLink& link) {
+    auto kind = [&](int n) {
+      std::string name = t.nodes[n].name;
+      while (!name.empty() && std::isdigit(static_cast<unsigned char>(name.back()))) {
+        name.pop_back();
+      }
+      return name;
+    };
+    return std::minmax(kind(link.a), kind(link.b));
+  };
+  const std::set<std::string> beyond = hosts_beyond(*full, static_cast<size_t>(l));
+  const bool clients = std::any_of(beyond.begin(), beyond.end(),
+                                   [&](const std::string& h) { return h.rfind("client", 0) == 0; });
+  if (clients && slice_factor > 1) {
+    return Status::invalid_argument(
+        "[\"" + names[0] + "\", \"" + names[1] +
+        "\"] has client nodes beyond it, and this run simulates a slice of the client nodes "
+        "(each standing for " +
+        std::to_string(slice_factor) +
+        "); set simulation.fidelity to \"request\" to fail a link on the clients' side");
+  }
+  std::set<std::string> simulated;
+  for (const auto& node : sim.nodes) {
+    if (is_host(node.kind) && beyond.count(node.name) > 0) simulated.insert(node.name);
+  }
+  if (simulated.empty()) return -1;
+  const auto kinds = switch_kinds(*full, full->links[l]);
+  for (size_t i = 0; i < sim.links.size(); ++i) {
+    if (sim.links[i].role != LinkRole::kFabric || switch_kinds(sim, sim.links[i]) != kinds) {
+      continue;
+    }
+    if (hosts_beyond(sim, i) == simulated) return static_cast<int>(i);
+  }
+  return Status::invalid_argument("[\"" + names[0] + "\", \"" + names[1] +
+                                  "\"] has no counterpart in the simulated platform");
+}
+
 // Everything a checkpoint run needs from run_scenario's world building.
 struct CheckpointRun {
   const Scenario& full;  // as the user wrote it
@@ -600,7 +716,8 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
   const double full_factor = static_cast<double>(r.ck.ranks()) / r.sim_ranks;
   const double gib = std::ldexp(1.0, 30);
   const double total_bytes = r.ck.total_gb() * 1e9;
-  uint64_t drive_bytes = 0;
+  uint64_t drive_bytes = 0, writes_discarded = 0;
+  std::vector<services::ClientStats> client_stats;
   env.spawn(r.topology.clients.front(), "monitor", [&] {
     const double expected_bytes =
         static_cast<double>(r.world.dataset->total_bytes()) * (r.ck.read_back ? 2 : 1);
@@ -630,7 +747,12 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
       if (ranks_done == r.sim_ranks || env.now_s() >= s.simulation.max_simulated_s) {
         // Read the services' counters here: their locks are Env semaphores, usable only
         // from a task.
-        for (const auto& o : r.world.object_services) drive_bytes += o->stats().bytes_written;
+        for (const auto& o : r.world.object_services) {
+          const services::OsdStats st = o->stats();
+          drive_bytes += st.bytes_written;
+          writes_discarded += st.writes_discarded;
+        }
+        for (auto& c : clients) client_stats.push_back(c->stats());
         if (r.world.block_driver) r.world.block_driver->collect(env.now_s());
         if (ranks_done < r.sim_ranks) sg4::Actor::kill_all();
         return;
@@ -718,6 +840,37 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
   for (double x : drive_read_series) dr.push_back(round_to(x, 6));
   report["series"] = {
       {"interval_s", interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
+  if (r.world.failures) {
+    nlohmann::json rec =
+        recovery_report(r.full, r.world, client_stats, writes_discarded, full_factor, written);
+    // Every object the checkpoint wrote, against its PG's devices at the end: a complete copy
+    // (chunk) on each, or it is short of copies (recovery unfinished, or data lost).
+    std::map<std::string, uint64_t> objects;  // name -> logical bytes
+    for (const auto& store : r.world.written) {
+      store->for_each_written([&](std::string_view name, const services::StoredObject& o) {
+        uint64_t& b = objects[std::string(name)];
+        b = std::max(b, o.client_bytes());
+      });
+    }
+    const int copies = s.storage.rados.ec_k > 0 ? s.storage.rados.ec_k + s.storage.rados.ec_m
+                                                : s.storage.rados.replicas;
+    uint64_t short_of_copies = 0;
+    std::vector<int32_t> devices;
+    for (const auto& [name, bytes] : objects) {
+      r.world.switching->devices_of(r.world.switching->group_of(name), devices);
+      int complete = 0;
+      for (int32_t d : devices) {
+        if (d < 0 || d == placement::kNoDevice) continue;
+        auto o = r.world.written[d]->find(name);
+        complete += o.ok() && o->client_bytes() >= bytes;
+      }
+      short_of_copies += complete < copies;
+    }
+    rec["written_objects"] = static_cast<uint64_t>(std::llround(objects.size() * full_factor));
+    rec["written_objects_short_of_copies"] =
+        static_cast<uint64_t>(std::llround(short_of_copies * full_factor));
+    report["recovery"] = rec;
+  }
   if (r.world.block_driver) report["block"] = beside_json(r.world, *r.world.beside);
   return report;
 }
@@ -1120,8 +1273,13 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       // osd_op_num_threads_per_shard_ssd 2); replicated reads never wait on a peer, and 4
       // workers keep the drive as busy at a quarter of the simulation's tasks.
       o.worker_tasks = (checkpoint || block || ec) ? 16 : 4;
-      // With failures, an erasure-coded primary reads around a silent shard after 1 s.
-      if (!s.failures.empty()) o.shard_timeout_s = 1.0;
+      if (!s.failures.empty()) {
+        // An erasure-coded primary reads around a silent shard after 1 s; writes of a PG
+        // whose devices changed are discarded (the clients resend them), looked at every 1 s.
+        o.shard_timeout_s = 1.0;
+        o.placement = world.switching.get();
+        o.interval_check_s = 1.0;
+      }
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), writable_store(), o));
     }
@@ -1239,11 +1397,15 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     }
     const uint64_t object_bytes = s.storage.rados.object_size_bytes;
     uint64_t objects = 0;
-    for (const auto& f : world.dataset->files()) {
-      objects += (f.size_bytes + object_bytes - 1) / object_bytes;
-    }
     // What the pool stores: the dataset, or more (stored_tib), cut like the dataset in a slice.
-    uint64_t stored = world.dataset->total_bytes();
+    // A checkpoint's objects count as they are written (pg_contents below): stored_tib is then
+    // what the pool held before.
+    uint64_t stored = checkpoint ? 0 : world.dataset->total_bytes();
+    if (!checkpoint) {
+      for (const auto& f : world.dataset->files()) {
+        objects += (f.size_bytes + object_bytes - 1) / object_bytes;
+      }
+    }
     const double extra = s.storage.rados.stored_bytes / k;
     if (extra > static_cast<double>(stored)) {
       objects = static_cast<uint64_t>(std::ceil(extra / static_cast<double>(object_bytes)));
@@ -1258,6 +1420,77 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       env.set_drive_slowdown(osd, factor);
     };
     fo.set_nic_slowdown = link_slowdown(*topology, *platform, LinkRole::kStorageNic);
+    fo.replace_drive = [stores = &world.written](int32_t osd) { (*stores)[osd]->clear(); };
+    std::vector<int> link_index;  // [fo.links]: the topology link
+    // link_* events name the cluster's links as the scenario has them; the simulated platform
+    // may hold fewer client nodes (a checkpoint's, or a slice), so each is found there by the
+    // hosts beyond it.
+    for (size_t i = 0; i < fo.events.size(); ++i) {
+      models::FailureEvent& e = fo.events[i];
+      if (e.link.empty()) continue;
+      auto located = locate_link(scenario, mds_count, *topology, e.link, plan.slice_factor);
+      if (!located.ok()) {
+        return Status::invalid_argument(scenario.source_path + ": failures[" + std::to_string(i) +
+                                        "].link: " + located.status().message());
+      }
+      e.target = -1;
+      if (*located < 0) continue;  // no simulated traffic crosses it
+      FailureDriverOptions::Link link;
+      link.name = e.link[0] + "-" + e.link[1];
+      link.cables = topology->links[*located].aggregated;
+      for (int n : models::nodes_beyond(*topology, static_cast<size_t>(*located))) {
+        if (topology->nodes[n].kind == NodeKind::kStorage) {
+          link.cut_off_hosts.push_back(topology->nodes[n].index);
+        }
+      }
+      auto same = std::find(link_index.begin(), link_index.end(), *located);
+      e.target = static_cast<int32_t>(same - link_index.begin());
+      if (same == link_index.end()) {
+        fo.links.push_back(std::move(link));
+        link_index.push_back(*located);
+      }
+    }
+    fo.set_link_capacity = [plat = platform.operator->(), link_index,
+                            base = std::map<size_t, std::pair<double, double>>()](
+                               int32_t which, double fraction) mutable {
+      if (which < 0 || which >= static_cast<int32_t>(link_index.size())) return;
+      const size_t i = static_cast<size_t>(link_index[which]);
+      if (base.find(i) == base.end()) {
+        base[i] = {plat->forward[i]->get_bandwidth(), plat->reverse[i]->get_bandwidth()};
+      }
+      plat->forward[i]->set_bandwidth(base[i].first * fraction);
+      plat->reverse[i]->set_bandwidth(base[i].second * fraction);
+    };
+    if (checkpoint) {
+      // What the checkpoint wrote is in the drives' stores: recovery moves it, and a copy that
+      // missed writes while its OSD was down is found by comparing stores.
+      SwitchingPlacement* placement = world.switching.get();
+      auto* stores = &world.written;
+      const uint32_t pg_num = s.storage.rados.pg_num;
+      fo.pg_contents = [placement, stores, pg_num](int32_t osd) {
+        cluster::PgSizes c;
+        c.objects.assign(pg_num, 0);
+        c.bytes.assign(pg_num, 0);
+        (*stores)[osd]->for_each_written(
+            [&](std::string_view name, const services::StoredObject& o) {
+              const uint32_t pg = placement->group_of(name);
+              ++c.objects[pg];
+              c.bytes[pg] += o.client_bytes();
+            });
+        return c;
+      };
+      fo.copy_pg = [placement, stores](uint32_t pg, int32_t from, int32_t to) {
+        std::vector<std::pair<std::string, services::StoredObject>> copied;
+        (*stores)[from]->for_each_written(
+            [&](std::string_view name, const services::StoredObject& o) {
+              if (placement->group_of(name) == pg) copied.emplace_back(std::string(name), o);
+            });
+        for (const auto& [name, o] : copied) {
+          // (A full target drive keeps what it had: the recovery op charged the bytes anyway.)
+          (void)(*stores)[to]->write(name, 0, o.size_bytes, o.client_bytes());
+        }
+      };
+    }
     auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
                                         world.map_epoch, std::move(fo));
     if (!driver.ok()) return driver.status();
@@ -1582,21 +1815,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   report["series"] = {
       {"interval_s", interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
   if (world.failures) {
-    nlohmann::json rec = world.failures->report();
-    // The slice moved 1/k of the data: whole-cluster figures.
-    for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
-                            "objects_lost", "degraded_objects_max"}) {
-      rec[key] = static_cast<uint64_t>(rec[key].get<uint64_t>() * full_factor);
-    }
-    for (auto& x : rec["series"]["recovery_gibps"]) x = round_to(x.get<double>() * full_factor, 6);
-    uint64_t resent = 0;
-    double blocked = 0;
-    for (const auto& cs : client_stats) {
-      resent += cs.resent;
-      blocked += cs.blocked_s;
-    }
-    rec["requests_resent"] = resent * k;
-    rec["blocked_io_seconds"] = round_to(blocked * full_factor, 6);
+    // (A training run writes nothing: no write is ever discarded.)
+    nlohmann::json rec = recovery_report(s, world, client_stats, 0, full_factor,
+                                         static_cast<double>(world.dataset->total_bytes()));
     // MLPerf AU over windows: compute time of the steps that ended in the window over the
     // accelerators' time in it.
     auto window_au = [&](double t0, double t1) -> nlohmann::json {
@@ -1616,31 +1837,6 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
       rec["accelerator_utilization_after_failure"] =
           window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
-    }
-    // Durability from what this run measured: a drive's data re-protected in the measured
-    // time, after detection and the down-out interval (docs/models.md, "Durability").
-    const double restored = world.failures->clean_at_s();
-    if (failed_at >= 0 && restored >= 0 && world.failures->out_at_s() >= 0) {
-      const auto& rc = s.storage.rados.recovery;
-      models::DurabilityInput di;
-      di.drives = drives;
-      const bool ec = s.storage.rados.ec_k > 0;
-      di.data_chunks = ec ? s.storage.rados.ec_k : 1;
-      di.coding_chunks = ec ? s.storage.rados.ec_m : s.storage.rados.replicas - 1;
-      di.placement_groups = s.storage.rados.pg_num;
-      di.drive_afr = rc.drive_afr;
-      di.detect_hours = (world.failures->out_at_s() - failed_at) / 3600;
-      di.recovery_hours = std::max(1e-9, restored - world.failures->out_at_s()) / 3600;
-      di.pool_bytes = std::max<double>(world.dataset->total_bytes() * full_factor,
-                                       s.storage.rados.stored_bytes);
-      if (auto d = models::durability(di); d.ok()) {
-        rec["durability"] = {{"drive_afr", di.drive_afr},
-                             {"detect_hours", round_to(di.detect_hours, 9)},
-                             {"recovery_hours", round_to(di.recovery_hours, 9)},
-                             {"mttdl_years", d->cluster_mttdl_hours / models::kHoursPerYear},
-                             {"annual_loss_probability", d->annual_loss_probability},
-                             {"nines", round_to(d->nines, 3)}};
-      }
     }
     report["recovery"] = rec;
   }

@@ -43,6 +43,10 @@ class Placement {
   // The failure domain the policy keeps replicas apart in (the host, rack or zone of the
   // device), as an opaque id; -1 when the policy has none.
   virtual int64_t failure_domain(int32_t device) const = 0;
+  // The group's interval: a number that changes whenever the group's devices change (Ceph's
+  // `same_interval_since`), so that an OSD or a client can tell that an operation began under
+  // another set of devices. Placements that never change keep the default, 0.
+  virtual uint64_t interval_of(uint32_t /*group*/) const { return 0; }
 };
 
 }  // namespace granary::placement

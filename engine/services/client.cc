@@ -121,8 +121,8 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
                                          Endpoint& reply_ep) {
   struct Pending {
-    size_t index;  // in reads
-    double first_sent_s;
+    size_t index;    // in reads
+    double sent_s;   // this send
     uint32_t epoch;  // of the map the target came from
     std::string endpoint;
   };
@@ -133,7 +133,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   const auto* rados = std::get_if<RadosBackend>(&backend_);
   const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
   auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
-  auto send = [&](size_t index, const ObjectRead& read, double first_sent_s) {
+  auto send = [&](size_t index, const ObjectRead& read) {
     ReadRequest request;
     request.request_id = next_request_id();
     request.object = read.object;
@@ -147,12 +147,11 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     env_.compute_s(options_.cpu_s_per_op);
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id,
-                    Pending{index, first_sent_s < 0 ? request.sent_at_s : first_sent_s, epoch_now(),
-                            read.endpoint});
+                    Pending{index, request.sent_at_s, epoch_now(), read.endpoint});
     env_.send(host_, read.endpoint, Message{std::move(request), {}});
   };
   auto send_next = [&] {
-    send(next, reads[next], -1);
+    send(next, reads[next]);
     ++next;
   };
   // After a map change, the requests still waiting go (again) to their object's primary now.
@@ -180,9 +179,9 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
       {
         std::lock_guard<EnvMutex> lock(mu_);
         ++stats_.resent;
-        stats_.blocked_s += env_.now_s() - p.first_sent_s;
+        stats_.blocked_s += env_.now_s() - p.sent_s;
       }
-      send(p.index, (*again)[0], p.first_sent_s);
+      send(p.index, (*again)[0]);
     }
   };
   while (next < reads.size() && pending.size() < window) send_next();
@@ -316,54 +315,132 @@ size_t StorageClient::window_of() const {
 
 Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& writes,
                                                 size_t window, bool durable, Endpoint& reply_ep) {
-  std::map<uint64_t, size_t> pending;  // request id -> index in writes
+  struct Pending {
+    size_t index;       // in writes
+    double sent_s;      // this send (or attempt, when its group had no OSD)
+    uint32_t epoch;     // of the map the target came from
+    uint64_t interval;  // of the object's group when sent
+    bool sent;          // false: its group had no OSD, it waits for the next map
+    std::string endpoint;
+  };
+  std::map<uint64_t, Pending> pending;  // request id -> what it asks
   size_t next = 0;
   Status first_error;
   uint64_t bytes = 0;
   const auto* rados = std::get_if<RadosBackend>(&backend_);
-  auto send_next = [&] {
-    const ObjectRead& w = writes[next];
+  const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
+  auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
+  auto interval_now = [&](const std::string& object) -> uint64_t {
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    return rados->placement->interval_of(rados->placement->group_of(object));
+  };
+  // Where writes[index] goes now. With a changing map the group and its interval are taken
+  // from the map of this moment, together (the plan may be older); false when the group has
+  // no OSD (its PG is down).
+  auto locate = [&](size_t index, ObjectRead& target, uint64_t& interval) {
+    if (map_epoch == nullptr) {
+      target = writes[index];
+      return true;
+    }
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    auto again = rados_object_request(*rados->placement, writes[index], /*with_group=*/true);
+    if (!again.ok() || again->empty()) return false;
+    target = std::move((*again)[0]);
+    interval = rados->placement->interval_of(rados->placement->group_of(target.object));
+    return true;
+  };
+  auto send = [&](size_t index) {
+    ObjectRead target;
+    uint64_t interval = 0;
+    const bool located = locate(index, target, interval);
     WriteRequest request;
     request.request_id = next_request_id();
-    request.object = w.object;
-    request.offset = w.offset_bytes;
-    request.length = w.length_bytes;
+    if (!located) {
+      pending.emplace(request.request_id,
+                      Pending{index, env_.now_s(), epoch_now(), 0, false, std::string()});
+      return;
+    }
+    request.object = target.object;
+    request.offset = target.offset_bytes;
+    request.length = target.length_bytes;
     request.reply_to = reply_ep.name();
     request.durable = durable;
+    request.interval = interval;
     if (rados != nullptr && rados->ec.k > 0) {
       request.ec = rados->ec;
-      request.shards = w.group;
+      request.shards = target.group;
     } else if (rados != nullptr) {
-      for (size_t i = 1; i < w.group.size(); ++i) {
-        if (!w.group[i].empty()) request.replicas.push_back(w.group[i]);
+      for (size_t i = 1; i < target.group.size(); ++i) {
+        if (!target.group[i].empty()) request.replicas.push_back(target.group[i]);
       }
     }
     env_.compute_s(options_.cpu_s_per_op);
     request.sent_at_s = env_.now_s();
-    pending.emplace(request.request_id, next);
-    ++next;
+    pending.emplace(request.request_id, Pending{index, request.sent_at_s, epoch_now(), interval,
+                                                true, target.endpoint});
+    env_.send(host_, target.endpoint,
+              Message{std::move(request), Payload::of_size(target.length_bytes)});
+  };
+  auto send_next = [&] {
     {
       std::lock_guard<EnvMutex> lock(mu_);
       ++stats_.write_requests;
     }
-    env_.send(host_, w.endpoint, Message{std::move(request), Payload::of_size(w.length_bytes)});
+    send(next);
+    ++next;
+  };
+  // After a map change: a write whose group changed interval goes at once to the group's
+  // OSDs now (the old primary discards it); one whose group did not change goes again once it
+  // has waited resend_check_s (its OSD may have been down and back, dropping it); one whose
+  // group had no OSD tries again.
+  auto resend_moved = [&] {
+    const uint32_t epoch = epoch_now();
+    std::vector<uint64_t> ids;
+    for (const auto& [id, p] : pending) {
+      if (p.epoch != epoch) ids.push_back(id);
+    }
+    for (uint64_t id : ids) {
+      const Pending p = pending.at(id);
+      if (p.sent && interval_now(writes[p.index].object) == p.interval &&
+          env_.now_s() - p.sent_s < rados->resend_check_s) {
+        continue;
+      }
+      pending.erase(id);
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        if (p.sent) ++stats_.writes_resent;
+        stats_.write_blocked_s += env_.now_s() - p.sent_s;
+      }
+      send(p.index);
+    }
   };
   while (next < writes.size() && pending.size() < window) send_next();
+  double next_check_s = env_.now_s() + (map_epoch ? rados->resend_check_s : 0);
   while (!pending.empty()) {
-    Result<Message> m = reply_ep.recv();
-    if (!m.ok()) return m.status();
+    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s) : reply_ep.recv();
+    if (!m.ok() && !(map_epoch && m.status().code() == Status::Code::kNotFound)) {
+      return m.status();
+    }
+    if (map_epoch && (!m.ok() || env_.now_s() >= next_check_s)) {
+      // Nothing arrived for resend_check_s, or that long passed since the last look: perhaps
+      // an OSD died and the map moved on.
+      resend_moved();
+      next_check_s = env_.now_s() + rados->resend_check_s;
+    }
+    if (!m.ok()) continue;
     const auto* reply = std::get_if<WriteReply>(&m->body);
     if (reply == nullptr) continue;
     auto it = pending.find(reply->request_id);
-    if (it == pending.end()) continue;  // stale
-    const ObjectRead& w = writes[it->second];
+    if (it == pending.end()) continue;  // stale (not ours, or answered after a resend)
+    const ObjectRead& w = writes[it->second.index];
+    const std::string endpoint = it->second.endpoint;
     pending.erase(it);
     if (!reply->ok) {
       if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
     } else if (reply->length != w.length_bytes) {
       if (first_error.ok()) {
         first_error =
-            Status::corruption(w.endpoint + ": wrote " + std::to_string(reply->length) + " of " +
+            Status::corruption(endpoint + ": wrote " + std::to_string(reply->length) + " of " +
                                std::to_string(w.length_bytes) + " bytes of " + w.object);
       }
     } else {
@@ -388,8 +465,24 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
   Result<std::vector<ObjectRead>> writes = std::vector<ObjectRead>{};
   bool durable = true;
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
-    std::lock_guard<EnvMutex> lock(placement_mu_);
-    writes = rados_reads(r->layout, *r->placement, path, 0, size_bytes, /*with_group=*/true);
+    auto plan_writes = [&] {
+      std::lock_guard<EnvMutex> lock(placement_mu_);
+      return rados_reads(r->layout, *r->placement, path, 0, size_bytes, /*with_group=*/true);
+    };
+    writes = plan_writes();
+    if (r->map_epoch != nullptr) {
+      // A group with no OSD left (its PG is down): the write waits for a map that brings one
+      // back, as I/O to an inactive PG blocks in Ceph.
+      const double blocked_from = env_.now_s();
+      while (!writes.ok() && writes.status().code() == Status::Code::kNotFound) {
+        env_.sleep_s(r->resend_check_s);
+        writes = plan_writes();
+      }
+      if (env_.now_s() > blocked_from) {
+        std::lock_guard<EnvMutex> lock(mu_);
+        stats_.write_blocked_s += env_.now_s() - blocked_from;
+      }
+    }
   } else if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
     auto it = p->layouts->find(path);
     if (it == p->layouts->end())

@@ -56,6 +56,12 @@ struct RadosBackend {
   // unanswered for resend_check_s is sent again to its object's primary of the new epoch once
   // the epoch has moved on (Ceph's clients resend on a new map: a crashed OSD answers nothing
   // until the monitor marks it down; one that comes back has lost what it was sent).
+  // Writes: checked every resend_check_s of waiting; a write whose group's interval
+  // (Placement::interval_of) changed since it was sent goes at once to the group's primary
+  // now, with the group's other OSDs (its old primary discards it, see OsdServiceOptions);
+  // one whose group did not change is sent again once it has waited resend_check_s. A write
+  // is idempotent (the same bytes at the same offset), so a duplicate does no harm and a
+  // late acknowledgement of an earlier send is ignored.
   const std::atomic<uint32_t>* map_epoch = nullptr;
   double resend_check_s = 1.0;
 };
@@ -109,11 +115,15 @@ struct ClientStats {
   uint64_t metadata_ops = 0;           // opens and closes sent
   uint64_t errors = 0;                 // failed file reads and closes
   std::vector<double> file_latency_s;  // per successful file read, in completion order
-  uint64_t resent = 0;                 // requests sent again after a map change
-  double blocked_s = 0;                // time resent requests had waited for a silent OSD
+  uint64_t resent = 0;                 // read requests sent again after a map change
+  // Time read requests waited before being sent again (each send's wait, summed), and reads
+  // waited for a placement group with no OSD to serve it.
+  double blocked_s = 0;
   uint64_t files_written = 0;
   uint64_t bytes_written = 0;
-  uint64_t write_requests = 0;
+  uint64_t write_requests = 0;          // first sends; resends are counted in writes_resent
+  uint64_t writes_resent = 0;           // write requests sent again after a map change
+  double write_blocked_s = 0;           // as blocked_s, for writes
   std::vector<double> write_latency_s;  // per successful file write, in completion order
 };
 
@@ -136,7 +146,9 @@ class StorageClient {
   //    (window_requests in flight), then a close that records the size.
   //  - nfs: WRITE RPCs of rsize_bytes, unstable, window_requests in flight, then a COMMIT
   //    when options.fsync.
-  // Failures as for read_file.
+  // Failures as for read_file. With a changing map (RadosBackend::map_epoch) each write goes
+  // to its object's group as the map has it when sent, with the group's interval, and follows
+  // the map as the backend's comment says.
   Result<FileWrite> write_file(std::string_view path, uint64_t size_bytes,
                                WriteOptions options = {});
 

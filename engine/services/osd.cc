@@ -127,6 +127,11 @@ void OsdService::count_read(uint64_t bytes) {
   stats_.bytes_sent += bytes;
 }
 
+uint64_t OsdService::interval_of(const std::string& object) const {
+  if (options_.placement == nullptr) return 0;
+  return options_.placement->interval_of(options_.placement->group_of(object));
+}
+
 void OsdService::count(uint64_t OsdStats::*field, uint64_t n) {
   std::lock_guard<EnvMutex> lock(mu_);
   stats_.*field += n;
@@ -338,6 +343,29 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
                   ReplyError::kInvalid);
   }
   const uint64_t logical_end = std::max(request.logical_end_bytes, request.offset + request.length);
+  // A write planned in a past interval of its group, or one this OSD can no longer answer
+  // (it crashed meanwhile), ends unanswered: the client resends to the group's OSDs now.
+  auto stale = [&] {
+    return !available() ||
+           (options_.placement != nullptr && interval_of(request.object) != request.interval);
+  };
+  auto discard = [&] { count(&OsdStats::writes_discarded, 1); };
+  if (stale()) return discard();
+  // The next reply on `own`; false when the op must end unanswered (the host went down, or
+  // the op became stale while it waited).
+  auto receive = [&](Result<Message>& m) {
+    for (;;) {
+      m = options_.placement != nullptr ? own.recv(options_.interval_check_s) : own.recv();
+      if (m.ok()) return true;
+      if (options_.placement == nullptr || m.status().code() != Status::Code::kNotFound) {
+        return false;  // the host went down
+      }
+      if (stale()) {
+        discard();
+        return false;
+      }
+    }
+  };
 
   // Sends a sub-write to `to` and remembers its id.
   std::set<uint64_t> waiting;
@@ -355,17 +383,16 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     sub.sent_at_s = env_.now_s();
     sub.logical_end_bytes = logical_end;
     sub.durable = request.durable;
+    sub.interval = request.interval;
     if (shard) sub.ec = request.ec;
     waiting.insert(sub.request_id);
     env_.send(host_, to, Message{std::move(sub), Payload::of_size(length)});
   };
+  // Waits for every sub-write; false when the op ends unanswered.
   auto collect = [&](std::string& error) {
     while (!waiting.empty()) {
-      Result<Message> m = own.recv();
-      if (!m.ok()) {
-        error = "host down";
-        return false;
-      }
+      Result<Message> m = Status::io_error("unset");
+      if (!receive(m)) return false;
       const auto* r = std::get_if<WriteReply>(&m->body);
       if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
       if (!r->ok && error.empty()) error = r->error;
@@ -402,8 +429,8 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
       reads.insert(send_shard_read(request.shards[shard], request.object, e, request.ec, own));
     }
     while (!reads.empty()) {
-      Result<Message> m = own.recv();
-      if (!m.ok()) return;
+      Result<Message> m = Status::io_error("unset");
+      if (!receive(m)) return;
       const auto* r = std::get_if<ReadReply>(&m->body);
       if (r == nullptr || reads.erase(r->request_id) == 0) continue;
       if (!r->ok && error.empty()) error = r->error;
@@ -427,6 +454,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
       if (!s.ok() && error.empty()) error = s.message();
     }
     if (!collect(error)) return;
+    if (stale()) return discard();
     answer(error, ReplyError::kNone);
     write_deferred(deferred);
     return;
@@ -454,6 +482,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
       write_local(request.object, request.offset, request.length, logical_end, payload, &deferred);
   if (!s.ok()) error = s.message();
   if (!collect(error)) return;
+  if (stale()) return discard();
   answer(error, ReplyError::kNone);
   write_deferred(deferred);
 }

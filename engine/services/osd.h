@@ -15,6 +15,8 @@
 //    and tracked in an UnstableWrites until a CommitRequest finds it done.
 // A request for an unknown object, a range past the object's end, or a write to a read-only
 // service gets a reply with ok = false and an error code (messages.h). A Shutdown stops it.
+// With a placement (failure runs), a write of a past interval of its group is discarded
+// unanswered (OsdServiceOptions::placement), so no primary waits for ever on a dead peer.
 //
 // The same service plays the Ceph OSD ("osd.<id>"), the Lustre OST ("ost.<index>") and the
 // NFS head's export ("nfs.<head>"): only the endpoint name and the object names differ
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/placement/placement.h"
 #include "engine/redundancy/erasure.h"
 #include "engine/services/env_mutex.h"
 #include "engine/services/object_store.h"
@@ -79,6 +82,16 @@ struct OsdServiceOptions {
   // shard (rebuilding from the others), as Ceph's primary does once the shard's OSD is down.
   // 0: wait for ever.
   double shard_timeout_s = 0;
+  // Failure scenarios: the placement the cluster map gives now, whose groups' intervals
+  // (Placement::interval_of) tell when a group's devices changed. A write whose group is no
+  // longer in the interval it was planned in (WriteRequest::interval) is discarded unanswered
+  // — on arrival, while its primary waits for replicas or shards (looked at every
+  // interval_check_s), and before the reply — as Ceph's OSDs drop the ops of a past interval;
+  // the client resends to the group's OSDs now. So a primary never waits for ever on a replica
+  // that died, and no write is acknowledged to a group that has been replaced meanwhile.
+  // Only group_of and interval_of are called (const). Null: writes are never discarded.
+  placement::Placement* placement = nullptr;
+  double interval_check_s = 1.0;
 };
 
 struct OsdStats {
@@ -89,6 +102,7 @@ struct OsdStats {
   uint64_t bytes_written = 0;      // bytes this service wrote to its data device
   uint64_t bytes_forwarded = 0;    // bytes a primary sent to replicas or shards
   uint64_t ec_reads_degraded = 0;  // erasure-coded reads that had to decode
+  uint64_t writes_discarded = 0;   // writes dropped unanswered: their group changed interval
 };
 
 class OsdService {
@@ -135,6 +149,8 @@ class OsdService {
   void write_deferred(const std::vector<DeviceExtent>& deferred);
   void count(uint64_t OsdStats::*field, uint64_t n);
   void count_read(uint64_t bytes);  // one answered read request of `bytes`
+  // The interval of `object`'s group now (0 without a placement).
+  uint64_t interval_of(const std::string& object) const;
   // Asks the shard OSD `to` for `extent` of its shard of `object`, replies to `own`; the id.
   uint64_t send_shard_read(const std::string& to, const std::string& object,
                            const redundancy::ShardExtent& extent, const ErasureCoding& ec,

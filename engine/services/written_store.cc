@@ -19,12 +19,25 @@ Result<StoredObject> WrittenObjectStore::find(std::string_view name) const {
     if (base_ != nullptr) return base_->find(name);
     return Status::not_found("no object " + std::string(name));
   }
-  const Entry& e = it->second;
+  return stored(it->second);
+}
+
+StoredObject WrittenObjectStore::stored(const Entry& e) {
   StoredObject o;
   o.offset_bytes = e.pieces.empty() ? 0 : e.pieces.front().device_offset;
   o.size_bytes = e.size;
   o.logical_bytes = std::max(e.logical, e.size);
   return o;
+}
+
+void WrittenObjectStore::for_each_written(
+    const std::function<void(std::string_view name, const StoredObject& object)>& fn) const {
+  for (const auto& [name, e] : objects_) fn(name, stored(e));
+}
+
+void WrittenObjectStore::clear() {
+  objects_.clear();
+  next_offset_bytes_ = options_.base_offset_bytes;
 }
 
 Status WrittenObjectStore::reserve(Entry& e, std::string_view name, uint64_t end) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -44,6 +45,12 @@ class WrittenObjectStore final : public WritableObjectIndex {
 
   uint64_t used_bytes() const { return next_offset_bytes_; }
   size_t written_objects() const { return objects_.size(); }
+  // Calls fn(name, object) for every written object (not the base's), in name order.
+  void for_each_written(
+      const std::function<void(std::string_view name, const StoredObject& object)>& fn) const;
+  // Forgets every written object and frees their space (the drive was replaced by an empty
+  // one); the base index still answers for its objects.
+  void clear();
 
  private:
   struct Piece {
@@ -58,6 +65,7 @@ class WrittenObjectStore final : public WritableObjectIndex {
     uint64_t logical = 0;
   };
   Status reserve(Entry& e, std::string_view name, uint64_t end);
+  static StoredObject stored(const Entry& e);
   static std::vector<DeviceExtent> extents(const Entry& e, uint64_t offset, uint64_t length);
 
   uint64_t capacity_bytes_;

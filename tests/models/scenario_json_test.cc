@@ -845,6 +845,91 @@ TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   EXPECT_DOUBLE_EQ(rc.recovery_bytes_per_s_per_osd, 100.0 * 1024 * 1024);
 }
 
+TEST(ScenarioJsonFailures, CheckpointsTakeFailures) {
+  // Writes follow the map (docs/models.md, "Failures and recovery"): a checkpoint may run
+  // through a failure timeline.
+  json j = minimal();
+  j["workloads"] = json::parse(R"([{"type": "checkpoint", "mlperf": "llama3-8b"}])");
+  j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 3}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->workloads[0].kind, WorkloadKind::kCheckpoint);
+  EXPECT_EQ(r->failures.size(), 1u);
+}
+
+TEST(ScenarioJsonFailures, NicLinkAndDriveReplaceEventsResolve) {
+  // minimal(): 4 clients on leaf0, 4 storage servers on leaf1, 8 uplinks per leaf.
+  json j = minimal();
+  j["failures"] = json::parse(R"([
+      {"at_s": 1, "kind": "nic_down", "host": 2},
+      {"at_s": 2, "kind": "link_down", "link": ["spine", "leaf1"], "cables": 3},
+      {"at_s": 3, "kind": "link_degraded", "link": ["leaf0", "spine"], "factor": 2},
+      {"at_s": 4, "kind": "drive_failure", "osd": 7},
+      {"at_s": 5, "kind": "link_up", "link": ["leaf1", "spine"]},
+      {"at_s": 6, "kind": "nic_up", "host": 2},
+      {"at_s": 7, "kind": "drive_replace", "osd": 7},
+      {"at_s": 8, "kind": "link_down", "link": ["leaf1", "spine"], "cables": 8}])");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const auto& f = r->failures;
+  ASSERT_EQ(f.size(), 8u);
+  EXPECT_EQ(f[0].kind, FailureKind::kNicDown);
+  EXPECT_EQ(f[0].target, 2);
+  EXPECT_EQ(f[1].kind, FailureKind::kLinkDown);
+  EXPECT_EQ(f[1].link, (std::vector<std::string>{"spine", "leaf1"}));  // as written
+  EXPECT_EQ(f[1].cables, 3);
+  EXPECT_EQ(f[2].kind, FailureKind::kLinkDegraded);
+  EXPECT_DOUBLE_EQ(f[2].factor, 2);
+  EXPECT_EQ(f[4].kind, FailureKind::kLinkUp);
+  EXPECT_EQ(f[5].kind, FailureKind::kNicUp);
+  EXPECT_EQ(f[6].kind, FailureKind::kDriveReplace);
+  EXPECT_EQ(f[6].target, 7);
+  EXPECT_EQ(f[7].cables, 8);  // every cable of the storage leaf: its hosts are cut off
+  EXPECT_EQ(failure_kind_name(FailureKind::kDriveReplace), "drive_replace");
+  EXPECT_EQ(failure_kind_name(FailureKind::kLinkDegraded), "link_degraded");
+}
+
+TEST(ScenarioJsonFailures, BadNicLinkAndReplaceEventsGiveClearErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"([{"at_s": 5, "kind": "link_down", "link": ["leaf3", "spine1"]}])",
+       "s.json: failures[0].link: expected the two ends of a fabric (switch-to-switch) link, "
+       "one of [\"leaf0\", \"spine\"], [\"leaf1\", \"spine\"]; found [\"leaf3\",\"spine1\"]"},
+      {R"([{"at_s": 5, "kind": "link_up", "link": "leaf1-spine"}])",
+       "s.json: failures[0].link: expected an array of the two node names a fabric link joins, "
+       "e.g. [\"leaf0\", \"spine\"], found \"leaf1-spine\""},
+      {R"([{"at_s": 5, "kind": "link_down", "link": ["storage1", "leaf1"]}])",
+       "s.json: failures[0].link: expected the two ends of a fabric"},
+      {R"([{"at_s": 5, "kind": "link_down", "link": ["leaf1", "spine"], "cables": 9}])",
+       "s.json: failures[0].cables: expected an integer in 1..8 (the parallel cables "
+       "[\"leaf1\", \"spine\"] aggregates), found 9"},
+      {R"([{"at_s": 5, "kind": "link_down", "link": ["leaf0", "spine"], "cables": 5},
+           {"at_s": 6, "kind": "link_down", "link": ["leaf0", "spine"], "cables": 3}])",
+       "s.json: failures[1].link: taking down the last of the 8 cables of [\"leaf0\", "
+       "\"spine\"] would cut off client0, client1, client2, client3 from storage"},
+      {R"([{"at_s": 5, "kind": "link_degraded", "link": ["leaf0", "spine"]}])",
+       "s.json: failures[0].factor: expected a number >= 1"},
+      {R"([{"at_s": 5, "kind": "link_up", "link": ["leaf0", "spine"], "cables": 1}])",
+       "s.json: failures[0].cables: applies to kind 'link_down' only"},
+      {R"([{"at_s": 5, "kind": "nic_down", "osd": 1}])",
+       "s.json: failures[0].osd: does not apply to kind 'nic_down', which takes 'host'"},
+      {R"([{"at_s": 5, "kind": "osd_crash", "link": ["leaf0", "spine"]}])",
+       "s.json: failures[0].link: does not apply to kind 'osd_crash', which takes 'osd'"},
+      {R"([{"at_s": 5, "kind": "drive_replace", "osd": 3}])",
+       "s.json: failures[0].osd: expected an OSD whose drive failed earlier (a drive_failure "
+       "before it, not yet replaced), found osd 3, whose drive has not failed"},
+      {R"([{"at_s": 5, "kind": "drive_failure", "osd": 3}, {"at_s": 6, "kind": "drive_replace", "osd": 3},
+           {"at_s": 7, "kind": "drive_replace", "osd": 3}])",
+       "s.json: failures[2].osd: expected an OSD whose drive failed earlier"},
+  };
+  for (const auto& [failures, message] : cases) {
+    json j = minimal();
+    j["failures"] = json::parse(failures);
+    auto r = parse(j);
+    ASSERT_FALSE(r.ok()) << failures;
+    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
+  }
+}
+
 TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
   // 4 storage nodes x 8 drives: OSDs 0..31, hosts 0..3.
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -857,7 +942,8 @@ TEST(ScenarioJsonFailures, BadTimelinesGiveClearErrors) {
       {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1}, {"at_s": 2, "kind": "osd_restart", "osd": 1}])",
        "s.json: failures[1].at_s: expected events in time order"},
       {R"([{"at_s": 5, "kind": "osd_crash", "osd": 1, "factor": 2}])",
-       "s.json: failures[0].factor: applies to kinds 'slow_drive' and 'nic_degraded' only"},
+       "s.json: failures[0].factor: applies to kinds 'slow_drive', 'nic_degraded' and "
+       "'link_degraded' only"},
       {R"([{"at_s": 5, "kind": "meteor", "osd": 1}])", "s.json: failures[0].kind: expected"},
   };
   for (const auto& [failures, message] : cases) {

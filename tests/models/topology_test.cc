@@ -289,6 +289,40 @@ TEST(Topology, SmallFatTree) {
   expect_single_paths(t);
 }
 
+TEST(Topology, FabricLinksByNameAndWhatIsBeyondThem) {
+  ClusterSpec c = small_cluster();
+  c.fabric.topology = FabricTopology::kFatTree;
+  c.clients.count = 8;
+  c.fabric.hosts_per_leaf = 2;
+  c.fabric.leaves_per_pod = 2;
+  const Topology t = build_ok(c, 1);
+  auto names = [&](const std::vector<int>& nodes) {
+    std::set<std::string> out;
+    for (int n : nodes) out.insert(t.nodes[n].name);
+    return out;
+  };
+  // Either order; only switch-to-switch links.
+  const int leaf4 = find_fabric_link(t, "leaf4", "pod2");
+  ASSERT_GE(leaf4, 0);
+  EXPECT_EQ(find_fabric_link(t, "pod2", "leaf4"), leaf4);
+  EXPECT_EQ(t.links[leaf4].name, "leaf4.uplink");
+  EXPECT_EQ(find_fabric_link(t, "leaf4", "core"), -1);
+  EXPECT_EQ(find_fabric_link(t, "storage0", "leaf4"), -1);  // a NIC, not a fabric link
+  // Storage leaf 4 holds both servers and their drives: cut its uplink, they are beyond it.
+  EXPECT_EQ(
+      names(nodes_beyond(t, leaf4)),
+      (std::set<std::string>{"leaf4", "storage0", "storage0.drive0", "storage0.drive1",
+                             "storage0.drive2", "storage0.drive3", "storage1", "storage1.drive0",
+                             "storage1.drive1", "storage1.drive2", "storage1.drive3"}));
+  // A pod's uplink: everything under the pod (client leaves 0 and 1 with their clients and
+  // sinks).
+  const auto pod0 = names(nodes_beyond(t, find_fabric_link(t, "core", "pod0")));
+  EXPECT_EQ(pod0.size(), 1u + 2 + 4 * 2);
+  EXPECT_EQ(pod0.count("client3.sink"), 1u);
+  EXPECT_EQ(pod0.count("client4"), 0u);
+  EXPECT_EQ(pod0.count("core"), 0u);
+}
+
 TEST(Topology, LargeFatTree) {
   ClusterSpec c = large_cluster();
   c.fabric.topology = FabricTopology::kFatTree;

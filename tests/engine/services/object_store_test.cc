@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/services/written_store.h"
 #include "tests/engine/services/service_world.h"
 
 namespace granary::services {
@@ -140,6 +141,33 @@ TEST(FileMapping, NamesAndRequests) {
   EXPECT_EQ((*pfs)[0].endpoint, "ost.4");
   EXPECT_EQ((*pfs)[3].offset_bytes, 3 * kMiB / 2);
   EXPECT_EQ((*pfs)[4].endpoint, "ost.9");
+}
+
+TEST(WrittenObjectStore, RewritingAnExtentIsIdempotentAndClearEmptiesTheDrive) {
+  ObjectStore base(1ull << 40);
+  ASSERT_TRUE(base.put("old", kMiB).ok());
+  WrittenObjectStore store(1ull << 40, &base);
+  auto first = store.write("ckpt.0", 0, 4 * kMiB, 4 * kMiB);
+  ASSERT_TRUE(first.ok());
+  const uint64_t used = store.used_bytes();
+  // The same extent again (a resent write): the same device range, no new space.
+  auto again = store.write("ckpt.0", 0, 4 * kMiB, 4 * kMiB);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].offset_bytes, (*first)[0].offset_bytes);
+  EXPECT_EQ(store.used_bytes(), used);
+  EXPECT_EQ(store.written_objects(), 1u);
+  std::vector<std::pair<std::string, uint64_t>> listed;
+  store.for_each_written([&](std::string_view name, const StoredObject& o) {
+    listed.emplace_back(std::string(name), o.size_bytes);
+  });
+  EXPECT_EQ(listed, (std::vector<std::pair<std::string, uint64_t>>{{"ckpt.0", 4 * kMiB}}));
+  // A replaced drive: nothing written survives; the base index still answers.
+  store.clear();
+  EXPECT_EQ(store.written_objects(), 0u);
+  EXPECT_EQ(store.used_bytes(), 0u);
+  EXPECT_FALSE(store.find("ckpt.0").ok());
+  EXPECT_TRUE(store.find("old").ok());
 }
 
 }  // namespace
