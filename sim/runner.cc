@@ -906,12 +906,12 @@ IopsBound iops_bound(const Scenario& s, double read_fraction, const DriveTiming&
   const int copies = r.ec_k > 0 ? r.ec_k + r.ec_m : std::max(1, r.replicas);
   // Per client I/O: drive operations and server requests. A small read is one drive read
   // (erasure-coded: of the one data shard holding it, through the primary: two requests); a
-  // write is one drive write and one request per copy or shard, plus the primary's.
+  // write is one drive write and one request per copy or shard (the primary's included).
   const double w = 1 - read_fraction;
   const double drive_busy =
       t.units > 0 ? (read_fraction * t.read_hold_s + w * copies * t.write_hold_s) / t.units : 0;
   const double cpu = s.storage.protocol.server_cpu_us_per_op * 1e-6;
-  const double server_busy = cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * (copies + 1));
+  const double server_busy = cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * copies);
   IopsBound b{std::numeric_limits<double>::infinity(), "none"};
   if (drive_busy > 0) b = {drives / drive_busy, "drive IOPS"};
   if (server_busy > 0 && st.count * st.cpu_cores / server_busy < b.iops) {
