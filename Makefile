@@ -32,6 +32,7 @@ bench: deps
 	tests/bench/sim_scaling.sh $(BUILD_DIR)
 	tests/bench/crush_vs_crushtool.sh $(BUILD_DIR)
 	tests/bench/failure_bench.sh $(BUILD_DIR)
+	tests/bench/block_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build

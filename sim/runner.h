@@ -1,8 +1,10 @@
 // Runs a scenario on SimGrid and produces its report: builds the (possibly sliced) cluster,
 // starts the storage services and the workload — one data loader per accelerator for a
 // training read (until the epoch ends, or a steady state can be extrapolated to it), or every
-// rank of a checkpoint (write with fsync, then read back) — injects the scenario's failures
-// (failures.h), and measures.
+// rank of a checkpoint (write with fsync, then read back), or every node's block volume
+// (block_workload.h: random I/O at a queue depth, or a boot storm), with a mixed run's block
+// I/O beside a training read or checkpoint — injects the scenario's failures (failures.h), and
+// measures. Block workloads are always simulated request by request.
 //
 // Fidelity (docs/models.md, "Fidelity"):
 //  - request: every client node, every request, the whole epoch.
