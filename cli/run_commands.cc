@@ -186,15 +186,15 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     for (const char* op : {"read", "write"}) {
       if (!r["latency_us"].contains(op)) continue;
       const auto& l = r["latency_us"][op];
-      o << (std::string(op) == "read" ? "read latency:        " : "write latency:       ")
-        << "p50 " << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
+      o << (std::string(op) == "read" ? "read latency:        " : "write latency:       ") << "p50 "
+        << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
         << " us, p99.9 " << fmt(l["p99_9"].get<double>(), 0) << " us, max "
         << fmt(l["max"].get<double>(), 0) << " us\n";
     }
     if (sum["clone"].get<bool>()) {
       o << "clones:              " << sum["parent_reads"].get<uint64_t>()
-        << " reads served by the parent, " << sum["copyups"].get<uint64_t>() << " objects copied up ("
-        << fmt(sum["copyup_mib"].get<double>(), 1) << " MiB)\n";
+        << " reads served by the parent, " << sum["copyups"].get<uint64_t>()
+        << " objects copied up (" << fmt(sum["copyup_mib"].get<double>(), 1) << " MiB)\n";
     }
     o << "drive queueing:      " << fmt(sum["drive_queue_wait_us_mean"].get<double>(), 1)
       << " us per drive operation on average\n";

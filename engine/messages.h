@@ -186,8 +186,8 @@ struct RecoveryReadReply {
 };
 
 using MessageBody =
-    std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest,
-                 WriteReply, CommitRequest, Shutdown,
+    std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest, WriteReply,
+                 CommitRequest, Shutdown,
                  // cluster map and recovery
                  Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply>;
 

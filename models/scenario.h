@@ -138,7 +138,7 @@ struct BlockWorkload {
   // Every node's volume is a fresh clone of one parent image (`rbd clone` of a golden
   // image): reads come from the parent until a write copies an object up.
   bool clone = false;
-  int nodes = 0;  // client nodes running the workload (0: every node)
+  int nodes = 0;                // client nodes running the workload (0: every node)
   uint64_t block_bytes = 4096;  // one I/O
   int queue_depth = 32;         // I/Os in flight per volume
   // kBlock: random offsets (block-aligned) over the whole volume, a read with this

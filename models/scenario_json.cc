@@ -839,11 +839,11 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
   return w;
 }
 
-const std::vector<std::string_view> kBlockKeys = {
-    "volume",        "nodes",     "block_size_kib", "queue_depth",
-    "read_fraction", "rate_iops", "duration_s",     "ramp_s"};
-const std::vector<std::string_view> kBootKeys = {"volume",         "nodes",        "block_size_kib",
-                                                  "queue_depth",    "boot_read_mib", "boot_write_mib"};
+const std::vector<std::string_view> kBlockKeys = {"volume",      "nodes",         "block_size_kib",
+                                                  "queue_depth", "read_fraction", "rate_iops",
+                                                  "duration_s",  "ramp_s"};
+const std::vector<std::string_view> kBootKeys = {"volume",      "nodes",         "block_size_kib",
+                                                 "queue_depth", "boot_read_mib", "boot_write_mib"};
 
 WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind kind) {
   WorkloadSpec w;
@@ -851,14 +851,14 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   w.name = o.string("name", std::string(kind == WorkloadKind::kBlock ? "block" : "boot-storm"));
   BlockWorkload b;
   if (o.has("volume")) {
-    const Obj v = o.object("volume", {"size_gib", "object_size_mib", "stripe_unit_kib",
-                                      "stripe_count", "clone"});
-    b.object_size_bytes =
-        v.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 2048 * kMiB, 4 * kKiB,
-                     b.object_size_bytes);
+    const Obj v = o.object(
+        "volume", {"size_gib", "object_size_mib", "stripe_unit_kib", "stripe_count", "clone"});
+    b.object_size_bytes = v.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 2048 * kMiB,
+                                       4 * kKiB, b.object_size_bytes);
     if ((b.object_size_bytes & (b.object_size_bytes - 1)) != 0) {
-      v.fail("object_size_mib", "expected a power of two (RBD's object sizes: 4 KiB .. 2 GiB), found " +
-                                    num(static_cast<double>(b.object_size_bytes) / kMiB) + " MiB");
+      v.fail("object_size_mib",
+             "expected a power of two (RBD's object sizes: 4 KiB .. 2 GiB), found " +
+                 num(static_cast<double>(b.object_size_bytes) / kMiB) + " MiB");
     }
     b.stripe_unit_bytes = v.size_bytes("stripe_unit_kib", kKiB, "KiB", 4 * kKiB,
                                        b.object_size_bytes, 4 * kKiB, b.object_size_bytes);
@@ -869,14 +869,14 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
                                     num(static_cast<double>(b.stripe_unit_bytes) / kKiB) + " KiB");
     }
     b.stripe_count = static_cast<uint64_t>(v.integer("stripe_count", {1, 4096}, 1));
-    b.volume_bytes = v.size_bytes("size_gib", 1024 * kMiB, "GiB", b.object_size_bytes, 1024 * 1024 * 1024 * kMiB,
-                                  4 * kKiB, b.volume_bytes);
+    b.volume_bytes = v.size_bytes("size_gib", 1024 * kMiB, "GiB", b.object_size_bytes,
+                                  1024 * 1024 * 1024 * kMiB, 4 * kKiB, b.volume_bytes);
     b.clone = v.boolean("clone", b.clone);
   }
   if (b.stripe_unit_bytes == 0) b.stripe_unit_bytes = b.object_size_bytes;
   b.nodes = o.int32("nodes", {0, cluster.clients.count}, b.nodes);
-  b.block_bytes = o.size_bytes("block_size_kib", kKiB, "KiB", 4 * kKiB, 64 * kMiB, 4 * kKiB,
-                               b.block_bytes);
+  b.block_bytes =
+      o.size_bytes("block_size_kib", kKiB, "KiB", 4 * kKiB, 64 * kMiB, 4 * kKiB, b.block_bytes);
   if (b.block_bytes > b.volume_bytes) {
     o.fail("block_size_kib", "expected at most the volume size (" +
                                  num(static_cast<double>(b.volume_bytes) / kKiB) + " KiB), found " +
@@ -891,8 +891,8 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   } else {
     b.boot_read_bytes = o.size_bytes("boot_read_mib", kMiB, "MiB", 0, 1024 * 1024 * kMiB, 4 * kKiB,
                                      b.boot_read_bytes);
-    b.boot_write_bytes = o.size_bytes("boot_write_mib", kMiB, "MiB", 0, 1024 * 1024 * kMiB, 4 * kKiB,
-                                      b.boot_write_bytes);
+    b.boot_write_bytes = o.size_bytes("boot_write_mib", kMiB, "MiB", 0, 1024 * 1024 * kMiB,
+                                      4 * kKiB, b.boot_write_bytes);
     if (b.boot_read_bytes + b.boot_write_bytes < b.block_bytes) {
       o.fail("boot_read_mib", "expected boot_read_mib + boot_write_mib of at least one block (" +
                                   num(static_cast<double>(b.block_bytes) / kKiB) + " KiB)");
@@ -967,8 +967,8 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
           if (std::find(tk.begin(), tk.end(), key) == tk.end()) continue;
           takers += std::string(takers.empty() ? "" : ", ") + workload_kind_key(t);
         }
-        o.fail(key, "applies to " + takers + " workloads, not to a " +
-                        workload_kind_key(kind) + " workload");
+        o.fail(key, "applies to " + takers + " workloads, not to a " + workload_kind_key(kind) +
+                        " workload");
       }
     }
     if (kind != WorkloadKind::kTrainingRead && kind != WorkloadKind::kCheckpoint &&

@@ -32,8 +32,7 @@ BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& 
     const uint64_t n = n_reads + n_writes;
     // The writes append to one region (a journal, logs) at a block-aligned place drawn once.
     const uint64_t write_blocks = std::max<uint64_t>(1, n_writes);
-    const uint64_t write_base =
-        blocks > write_blocks ? rng.uniform(blocks - write_blocks + 1) : 0;
+    const uint64_t write_base = blocks > write_blocks ? rng.uniform(blocks - write_blocks + 1) : 0;
     uint64_t written = 0;
     for (uint64_t i = 0; i < n; ++i) {
       // Writes spread evenly: I/O i is a write when it crosses the next multiple of n / n_writes.
@@ -52,16 +51,17 @@ void BlockWorkloadDriver::start(TaskOptions options) {
     for (int t = 0; t < spec_.queue_depth; ++t) {
       ++tasks_;
       const int n = static_cast<int>(node);
-      env_.spawn(hosts_[node], "blockio." + std::to_string(node) + "." + std::to_string(t),
-                 [this, n, t] {
-                   if (boot_) {
-                     run_boot(n);
-                   } else {
-                     run_random(n, t);
-                   }
-                   ++tasks_done_;
-                 },
-                 options);
+      env_.spawn(
+          hosts_[node], "blockio." + std::to_string(node) + "." + std::to_string(t),
+          [this, n, t] {
+            if (boot_) {
+              run_boot(n);
+            } else {
+              run_random(n, t);
+            }
+            ++tasks_done_;
+          },
+          options);
     }
   }
 }

@@ -76,10 +76,10 @@ class BlockWorkloadDriver {
   std::vector<services::BlockVolume*> volumes_;
   std::vector<HostId> hosts_;
   uint64_t seed_;
-  std::vector<Io> boot_ios_;            // boot storm: the image's boot set
-  std::vector<size_t> boot_next_;       // per node: the next I/O of boot_ios_ to issue
-  std::vector<double> boot_done_s_;     // per node: when its last I/O completed
-  std::vector<int> boot_inflight_;      // per node: I/Os in progress
+  std::vector<Io> boot_ios_;         // boot storm: the image's boot set
+  std::vector<size_t> boot_next_;    // per node: the next I/O of boot_ios_ to issue
+  std::vector<double> boot_done_s_;  // per node: when its last I/O completed
+  std::vector<int> boot_inflight_;   // per node: I/Os in progress
   int tasks_ = 0;
   int tasks_done_ = 0;
   uint64_t completed_ = 0;
@@ -87,9 +87,9 @@ class BlockWorkloadDriver {
   Status first_error_;
   LatencyRecorder read_latency_, write_latency_;
   uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0;  // in the window
-  std::vector<double> completions_s_;  // every completion time (the series)
+  std::vector<double> completions_s_;         // every completion time (the series)
   services::BlockVolumeStats volume_totals_;  // collect()
-  double collected_s_ = 0;                      // collect()
+  double collected_s_ = 0;                    // collect()
 };
 
 }  // namespace granary::sim

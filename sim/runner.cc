@@ -298,7 +298,7 @@ struct World {
   std::vector<std::unique_ptr<services::BlockVolume>> volumes;
   std::unique_ptr<BlockWorkloadDriver> block_driver;
   const models::WorkloadSpec* beside = nullptr;  // the mixed run's block workload
-  double block_scale = 1;  // the cluster's block volumes / the simulated ones
+  double block_scale = 1;                        // the cluster's block volumes / the simulated ones
   // What each drive (rados, pfs) or filer head (nfs) receives by writes, over `index` for a
   // training run, empty for a checkpoint run.
   std::vector<std::unique_ptr<services::WrittenObjectStore>> written;
@@ -349,16 +349,16 @@ Status start_beside(const Scenario& full, const models::WorkloadSpec& beside, co
     } else {
       vs.image = world.volume_images->files()[c].path;
     }
-    auto vol = services::BlockVolume::open(env, *world.block_clients.back(),
-                                           *world.volume_layout, vs);
+    auto vol =
+        services::BlockVolume::open(env, *world.block_clients.back(), *world.volume_layout, vs);
     if (!vol.ok()) return vol.status();
     world.volumes.push_back(std::move(*vol));
     vols.push_back(world.volumes.back().get());
     hosts.push_back(host);
   }
-  world.block_driver = std::make_unique<BlockWorkloadDriver>(
-      env, b, beside.kind == models::WorkloadKind::kBootStorm, vols, hosts,
-      env.random().next_u64());
+  world.block_driver =
+      std::make_unique<BlockWorkloadDriver>(env, b, beside.kind == models::WorkloadKind::kBootStorm,
+                                            vols, hosts, env.random().next_u64());
   world.block_driver->start(TaskOptions{.daemon = true});
   return Status();
 }
@@ -957,11 +957,12 @@ Result<nlohmann::json> run_block(BlockRun r) {
   driver.start();
 
   // Monitor: link load, progress.
-  const double interval_s = boot ? 0.05 : std::max(0.01, (r.block.ramp_s + r.block.duration_s) / 50);
+  const double interval_s =
+      boot ? 0.05 : std::max(0.01, (r.block.ramp_s + r.block.duration_s) / 50);
   std::vector<double> link_bytes(r.topology.links.size(), 0.0),
       link_bytes_reverse(r.topology.links.size(), 0.0);
-  const double expected = boot ? static_cast<double>(nodes) * (r.block.boot_read_bytes +
-                                                              r.block.boot_write_bytes) /
+  const double expected = boot ? static_cast<double>(nodes) *
+                                     (r.block.boot_read_bytes + r.block.boot_write_bytes) /
                                      r.block.block_bytes
                                : r.block.ramp_s + r.block.duration_s;
   double drive_ops = 0, drive_queued_s = 0;
@@ -1012,15 +1013,17 @@ Result<nlohmann::json> run_block(BlockRun r) {
   summary["drive_queue_wait_us_mean"] =
       round_to(drive_ops > 0 ? drive_queued_s / drive_ops * 1e6 : 0, 3);
   report["summary"] = summary;
-  const IopsBound ib = iops_bound(s, boot ? static_cast<double>(r.block.boot_read_bytes) /
-                                                (r.block.boot_read_bytes + r.block.boot_write_bytes)
-                                          : r.block.read_fraction,
+  const IopsBound ib = iops_bound(s,
+                                  boot ? static_cast<double>(r.block.boot_read_bytes) /
+                                             (r.block.boot_read_bytes + r.block.boot_write_bytes)
+                                       : r.block.read_fraction,
                                   r.drive_timing);
-  report["bounds"] = {{"iops", std::isfinite(ib.iops) ? round_to(ib.iops, 1) : 0.0},
-                      {"iops_bottleneck", ib.bottleneck},
-                      {"drive_units", r.drive_timing.units},
-                      {"drive_read_latency_us", round_to(r.drive_timing.read_latency_s * 1e6, 3)},
-                      {"drive_write_latency_us", round_to(r.drive_timing.write_latency_s * 1e6, 3)}};
+  report["bounds"] = {
+      {"iops", std::isfinite(ib.iops) ? round_to(ib.iops, 1) : 0.0},
+      {"iops_bottleneck", ib.bottleneck},
+      {"drive_units", r.drive_timing.units},
+      {"drive_read_latency_us", round_to(r.drive_timing.read_latency_s * 1e6, 3)},
+      {"drive_write_latency_us", round_to(r.drive_timing.write_latency_s * 1e6, 3)}};
   report["latency_us"] = driver.latency_us();
   report["utilization"] =
       utilization_json(r.topology, r.platform, link_bytes, link_bytes_reverse, end_s);
@@ -1171,8 +1174,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         world.union_index ? static_cast<const services::ObjectIndex*>(world.union_index.get())
         : checkpoint      ? nullptr
                           : static_cast<const services::ObjectIndex*>(world.index.get()),
-        services::WrittenObjectStoreOptions{
-            .reserve_bytes = block ? bw.object_size_bytes : uint64_t{4} << 20}));
+        services::WrittenObjectStoreOptions{.reserve_bytes =
+                                                block ? bw.object_size_bytes : uint64_t{4} << 20}));
     return *world.written.back();
   };
 
@@ -1254,8 +1257,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       auto images = services::Dataset::create(vs, env.random());
       if (!images.ok()) return images.status();
       world.volume_images = std::make_unique<services::Dataset>(std::move(*images));
-      auto vl = layout::RbdLayout::create({vb.object_size_bytes, vb.stripe_unit_bytes,
-                                           vb.stripe_count});
+      auto vl =
+          layout::RbdLayout::create({vb.object_size_bytes, vb.stripe_unit_bytes, vb.stripe_count});
       if (!vl.ok()) return vl.status();
       world.volume_layout = std::make_unique<layout::RbdLayout>(*vl);
       world.volume_index = std::make_unique<services::DatasetObjectIndex>(
@@ -1500,9 +1503,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
 
   if (beside != nullptr) {
     world.beside = beside;
-    if (Status st = start_beside(scenario, *beside, plan, *topology,
-                                 std::get<services::RadosBackend>(backend), client_cpu_s, env,
-                                 world);
+    if (Status st =
+            start_beside(scenario, *beside, plan, *topology,
+                         std::get<services::RadosBackend>(backend), client_cpu_s, env, world);
         !st.ok()) {
       return st;
     }

@@ -92,9 +92,7 @@ class SimEnv::SimDevice final : public Device {
     return ready;
   }
   // As access() for an operation a courier carries out later: only the ready time.
-  double admit_read() {
-    return queue_ ? queue_->admit(sg4::Engine::get_clock(), false) : 0;
-  }
+  double admit_read() { return queue_ ? queue_->admit(sg4::Engine::get_clock(), false) : 0; }
 
   Result<Payload> read(uint64_t offset, uint64_t length) override {
     if (offset > capacity_ || length > capacity_ - offset) {

@@ -23,10 +23,9 @@ BlockVolume::BlockVolume(Env& env, StorageClient& client, const layout::RbdLayou
 
 Status BlockVolume::check_range(uint64_t offset, uint64_t length) const {
   if (length == 0 || offset > spec_.size_bytes || length > spec_.size_bytes - offset) {
-    return Status::invalid_argument(spec_.image + ": I/O of " + std::to_string(length) +
-                                    " bytes at " + std::to_string(offset) +
-                                    " is empty or leaves the image of " +
-                                    std::to_string(spec_.size_bytes) + " bytes");
+    return Status::invalid_argument(
+        spec_.image + ": I/O of " + std::to_string(length) + " bytes at " + std::to_string(offset) +
+        " is empty or leaves the image of " + std::to_string(spec_.size_bytes) + " bytes");
   }
   return Status();
 }

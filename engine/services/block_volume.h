@@ -35,15 +35,15 @@
 namespace granary::services {
 
 struct BlockVolumeSpec {
-  std::string image;       // the image's path: its objects are "<image>.<object_no hex>"
+  std::string image;        // the image's path: its objects are "<image>.<object_no hex>"
   uint64_t size_bytes = 0;  // > 0
-  std::string parent;      // "" or the parent image of a clone
+  std::string parent;       // "" or the parent image of a clone
 };
 
 struct BlockIo {
-  uint64_t bytes = 0;     // the op's bytes
-  double latency_s = 0;   // call to completion, copy-up included
-  int copyups = 0;        // objects copied up from the parent by this op
+  uint64_t bytes = 0;    // the op's bytes
+  double latency_s = 0;  // call to completion, copy-up included
+  int copyups = 0;       // objects copied up from the parent by this op
 };
 
 struct BlockVolumeStats {
@@ -85,7 +85,7 @@ class BlockVolume {
   const layout::RbdLayout& layout_;
   BlockVolumeSpec spec_;
   mutable EnvMutex mu_;
-  std::set<uint64_t> owned_;  // clone: objects copied up
+  std::set<uint64_t> owned_;                                             // clone: objects copied up
   std::map<uint64_t, std::vector<std::shared_ptr<Semaphore>>> copying_;  // object -> waiters
   BlockVolumeStats stats_;
 };

@@ -557,8 +557,7 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
   if (rados == nullptr) {
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
   }
-  Result<std::vector<ObjectRead>> reads =
-      plan_rados(*rados, path, offset, length, rados->ec.k > 0);
+  Result<std::vector<ObjectRead>> reads = plan_rados(*rados, path, offset, length, rados->ec.k > 0);
   if (!reads.ok()) return reads.status();
   Endpoint& reply_ep = take_reply_endpoint();
   Result<uint64_t> bytes = exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep);

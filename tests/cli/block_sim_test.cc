@@ -50,9 +50,9 @@ nlohmann::json block_cluster(int nodes, int servers, int drives, const std::stri
 TEST(BlockSim, HardDisksSaturateAtTheirRatedIops) {
   // 2 nodes x queue depth 64 of 4 KiB random reads against 4 hard disks (168 IOPS each): the
   // drives are the bottleneck, so the run delivers 4 x 168 = 672 reads/s.
-  const nlohmann::json w = {{"type", "block"},          {"volume", {{"size_gib", 16}}},
-                            {"block_size_kib", 4},      {"queue_depth", 64},
-                            {"read_fraction", 1.0},     {"duration_s", 4},
+  const nlohmann::json w = {{"type", "block"},      {"volume", {{"size_gib", 16}}},
+                            {"block_size_kib", 4},  {"queue_depth", 64},
+                            {"read_fraction", 1.0}, {"duration_s", 4},
                             {"ramp_s", 1}};
   const BlockRun r = run(block_cluster(2, 1, 4, "seagate-exos-x20-20tb", w));
   ASSERT_FALSE(r.report.is_discarded());
@@ -89,12 +89,9 @@ TEST(BlockSim, BootStormCopiesUpWhatItWritesAndIsDeterministic) {
   // 4 nodes boot clones: 4 MiB of reads and 256 KiB of writes each in 64 KiB blocks; the
   // writes append to one region inside one or two 4 MiB objects, each copied up once per
   // clone: 3 replicas x 4 MiB written per copy-up.
-  const nlohmann::json w = {{"type", "boot_storm"},
-                            {"volume", {{"size_gib", 4}, {"clone", true}}},
-                            {"block_size_kib", 64},
-                            {"queue_depth", 4},
-                            {"boot_read_mib", 4},
-                            {"boot_write_mib", 0.25}};
+  const nlohmann::json w = {{"type", "boot_storm"}, {"volume", {{"size_gib", 4}, {"clone", true}}},
+                            {"block_size_kib", 64}, {"queue_depth", 4},
+                            {"boot_read_mib", 4},   {"boot_write_mib", 0.25}};
   const nlohmann::json scenario = block_cluster(4, 3, 2, "samsung-pm9a3-7.68tb", w, 3);
   const std::string dir = testing::make_temp_dir();
   const BlockRun a = run(scenario, dir);

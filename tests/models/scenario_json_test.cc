@@ -519,7 +519,8 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "workloads[0].mlperf: unknown MLPerf Storage workload 'bert' (known: unet3d, resnet50, "
        "cosmoflow)"},
       {[](json& j) { j["workloads"][0]["type"] = "checkpoint_write"; },
-       "workloads[0].type: expected 'training_read' or 'checkpoint' or 'block' or 'boot_storm', found \"checkpoint_write\""},
+       "workloads[0].type: expected 'training_read' or 'checkpoint' or 'block' or "
+       "'boot_storm', found \"checkpoint_write\""},
       {[](json& j) {
          j["workloads"].push_back({{"mlperf", "unet3d"}});
        },
@@ -691,6 +692,18 @@ TEST(ScenarioJson, ShippedScenariosAreValid) {
 namespace granary::models {
 namespace {
 
+// Each (workloads array, message) pair: the minimal scenario with those workloads is refused
+// with an error starting with the message.
+void expect_workload_errors(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [workloads, message] : cases) {
+    json j = minimal();
+    j["workloads"] = json::parse(workloads);
+    auto r = parse(j);
+    ASSERT_FALSE(r.ok()) << workloads;
+    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
+  }
+}
+
 TEST(ScenarioJsonCheckpoint, PresetsResolveAndKeysOverride) {
   json j = minimal();
   j["cluster"]["clients"]["count"] = 8;  // 64 accelerators
@@ -723,13 +736,7 @@ TEST(ScenarioJsonCheckpoint, BadCheckpointsGiveClearErrors) {
       {R"([{"type": "checkpoint", "mlperf": "llama3-7b"}])",
        "s.json: workloads[0].mlperf: unknown MLPerf Storage checkpoint workload 'llama3-7b'"},
   };
-  for (const auto& [workloads, message] : cases) {
-    json j = minimal();
-    j["workloads"] = json::parse(workloads);
-    auto r = parse(j);
-    ASSERT_FALSE(r.ok()) << workloads;
-    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
-  }
+  expect_workload_errors(cases);
 }
 
 }  // namespace
@@ -804,13 +811,7 @@ TEST(ScenarioJsonBlock, BadBlockWorkloadsGiveClearErrors) {
        "s.json: workloads[0].boot_read_mib: expected boot_read_mib + boot_write_mib of at least "
        "one block (4 KiB)"},
   };
-  for (const auto& [workloads, message] : cases) {
-    json j = minimal();
-    j["workloads"] = json::parse(workloads);
-    auto r = parse(j);
-    ASSERT_FALSE(r.ok()) << workloads;
-    EXPECT_EQ(error_of(r).rfind(message, 0), 0u) << error_of(r) << "\nwanted: " << message;
-  }
+  expect_workload_errors(cases);
   json j = minimal();
   j["storage"]["design"] = "nfs";
   j["workloads"] = json::parse(R"([{"type": "boot_storm"}])");

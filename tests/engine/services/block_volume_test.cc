@@ -33,9 +33,9 @@ struct CloneWorld {
     parent = golden.files().front().path;
     EXPECT_TRUE(populate_rados(golden, layout, ring, w.stores).ok());
     w.start_writable_services([](int d) { return osd_endpoint_name(d); });
-    client = std::make_unique<StorageClient>(
-        w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
-        StorageClientOptions{.name = "c"});
+    client = std::make_unique<StorageClient>(w.env, w.client_host,
+                                             RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
+                                             StorageClientOptions{.name = "c"});
   }
   static Dataset make_golden(test::World& w) {
     DatasetSpec spec{.name = "golden",
@@ -146,7 +146,9 @@ TEST(BlockVolume, RejectsRangesOutsideTheImage) {
   EXPECT_EQ(past.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(past.status().message().find("leaves the image"), std::string::npos);
   EXPECT_EQ(empty.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_FALSE(BlockVolume::open(cw.w.env, *cw.client, cw.layout, {.image = "x", .size_bytes = 0, .parent = ""}).ok());
+  EXPECT_FALSE(BlockVolume::open(cw.w.env, *cw.client, cw.layout,
+                                 {.image = "x", .size_bytes = 0, .parent = ""})
+                   .ok());
 }
 
 TEST(BlockVolume, NeedsARadosBackend) {

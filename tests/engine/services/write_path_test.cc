@@ -82,9 +82,9 @@ TEST(WritePath, ReplicationWritesEveryCopyBeforeTheAck) {
   test::World w(1, {.servers = 3, .device_bytes_per_s = 1e9, .client_nic_bytes_per_s = 10e9});
   placement::Ring ring = test::make_ring(3, 3);
   w.start_writable_services([](int d) { return osd_endpoint_name(d); });
-  StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
-                       {.name = "c"});
+  StorageClient client(
+      w.env, w.client_host,
+      RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0}, {.name = "c"});
   Result<FileWrite> written = Status::io_error("not run");
   Result<FileRead> read = Status::io_error("not run");
   w.env.spawn(w.client_host, "writer", [&] {
@@ -116,14 +116,15 @@ TEST(WritePath, ErasureCodingStoresKPlusMOverKAndReadsDegraded) {
                               return o;
                             }());
   const ErasureCoding ec{4, 2, 4096};
-  StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec, nullptr, 1.0},
-                       {.name = "c"});
+  StorageClient client(
+      w.env, w.client_host,
+      RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec, nullptr, 1.0}, {.name = "c"});
   // The same pool with osd.3 down.
   MaskedPlacement degraded_placement(ring, 3);
   StorageClient degraded(
       w.env, w.client_host,
-      RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec, nullptr, 1.0}, {.name = "d"});
+      RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec, nullptr, 1.0},
+      {.name = "d"});
   Result<FileWrite> written = Status::io_error("not run");
   Result<FileRead> read = Status::io_error("not run"), read_degraded = Status::io_error("not run");
   uint64_t decoded_healthy = 0;
@@ -219,9 +220,10 @@ TEST(WritePath, JournalAcknowledgesBeforeTheDataDrive) {
                                 return o;
                               }());
     placement::Ring ring = test::make_ring(1, 1);
-    StorageClient client(w.env, w.client_host,
-                         RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
-                         {.name = "c"});
+    StorageClient client(
+        w.env, w.client_host,
+        RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
+        {.name = "c"});
     double l = 0;
     w.env.spawn(w.client_host, "writer", [&] {
       auto r = client.write_file("f", 4 * kMiB);
@@ -351,9 +353,9 @@ TEST(WritePath, ReadOnlyServicesRefuseWrites) {
   test::World w(1, {.servers = 1});
   w.start_osds();
   placement::Ring ring = test::make_ring(1, 1);
-  StorageClient client(w.env, w.client_host,
-                       RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0},
-                       {.name = "c"});
+  StorageClient client(
+      w.env, w.client_host,
+      RadosBackend{layout::RbdLayout::default_layout(), &ring, 0, {}, nullptr, 1.0}, {.name = "c"});
   Result<FileWrite> r = Status::io_error("not run");
   w.env.spawn(w.client_host, "writer", [&] { r = client.write_file("f", kMiB); });
   w.env.run();
