@@ -201,7 +201,7 @@ TEST(FailureKinds, RandomDriveFailuresFromTheAfrAreDrawnFromTheSeed) {
   ASSERT_FALSE(b.is_discarded());
   const auto& rec = a["recovery"];
   EXPECT_EQ(rec, b["recovery"]);  // deterministic for a seed
-  std::map<int, double> failed;    // osd -> when its drive failed
+  std::map<int, double> failed;   // osd -> when its drive failed
   int replaced = 0;
   double last = 0;
   for (const auto& e : rec["events"]) {
@@ -241,8 +241,8 @@ TEST(FailureKinds, RandomDriveFailuresFromTheAfrAreDrawnFromTheSeed) {
   // --seed 5 overrides the scenario's: one drive, another time.
   const std::string dir = testing::make_temp_dir();
   std::ofstream(dir + "/s.json") << s.dump(2);
-  auto r = testing::run_command(kGranary + " run " + dir + "/s.json --quiet --seed 5 --out " +
-                                dir + "/r.json");
+  auto r = testing::run_command(kGranary + " run " + dir + "/s.json --quiet --seed 5 --out " + dir +
+                                "/r.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto c = nlohmann::json::parse(testing::read_file(dir + "/r.json"));
   EXPECT_EQ(c["recovery"]["random_drive_failures"][0]["drives_failed"].get<int>(), 1);

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "models/scenario_json.h"
@@ -133,7 +133,8 @@ TEST(RandomFailures, ParsedEntryExpandsIntoTheTimeline) {
       {"at_s": 0.5, "kind": "osd_crash", "osd": 0},
       {"kind": "random_drive_failures", "afr": 0.5, "from_s": 1, "to_s": 2,
        "time_scale": 2e9, "replace_after_s": 30},
-      {"at_s": 1.5, "kind": "drive_failure", "osd": 5}])")).dump(),
+      {"at_s": 1.5, "kind": "drive_failure", "osd": 5}])"))
+                                    .dump(),
                                 "s.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->failures.size(), 2u);  // the explicit ones
@@ -171,7 +172,8 @@ TEST(RandomFailures, ParsedEntryExpandsIntoTheTimeline) {
 TEST(RandomFailures, AnEmptyDrawLeavesAFailureRun) {
   // 1e-9 per year, unscaled: nothing fails in 60 s, yet the run is a failure run.
   const auto r = parse_scenario(scenario_with(json::parse(R"([
-      {"kind": "random_drive_failures", "afr": 1e-9, "to_s": 60}])")).dump(),
+      {"kind": "random_drive_failures", "afr": 1e-9, "to_s": 60}])"))
+                                    .dump(),
                                 "s.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->failures.empty());
@@ -213,16 +215,16 @@ TEST(RandomFailures, BadEntriesGiveOneLineMessages) {
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;
   }
   // The kinds a misspelt one is told of include it.
-  const std::string got =
-      error_of(scenario_with(json::parse(R"([{"at_s": 1, "kind": "random_drive_failure", "osd": 1}])")));
+  const std::string got = error_of(
+      scenario_with(json::parse(R"([{"at_s": 1, "kind": "random_drive_failure", "osd": 1}])")));
   EXPECT_NE(got.find("'random_drive_failures'"), std::string::npos) << got;
   // Other designs refuse it, as every failure.
   json pfs = scenario_with(json::parse(R"([{"kind": "random_drive_failures", "afr": 0.02,
                                             "to_s": 60}])"));
   pfs["storage"]["design"] = "pfs";
-  EXPECT_EQ(error_of(pfs).rfind("s.json: failures: failure injection is simulated for design 'rados'",
-                                0),
-            0u)
+  EXPECT_EQ(
+      error_of(pfs).rfind("s.json: failures: failure injection is simulated for design 'rados'", 0),
+      0u)
       << error_of(pfs);
 }
 
