@@ -200,6 +200,25 @@ struct FailureEvent {
   // link_*: the fabric link, by the names of its two ends (topology node names, as written).
   std::vector<std::string> link;
   int cables = 1;  // link_down: how many of the link's parallel cables fail
+  int32_t entry = -1;  // the failures[] entry it came from (-1: made in code)
+  // Drawn by the random_drive_failures entry failures[entry] from the run's seed `seed`
+  // (models/random_failures.h), not written in the timeline.
+  bool random = false;
+  uint64_t seed = 0;
+};
+
+// A random_drive_failures entry of failures[]: every OSD's drive fails at an exponentially
+// distributed time, at the annual failure rate `afr` with its clock run `time_scale` times
+// faster than the simulated one; the first failure of each drive in [from_s, to_s) becomes a
+// drive_failure event (and a drive_replace `replace_after_s` later when > 0). Drawn when the
+// run's seed is known (models/random_failures.h, expand_failures).
+struct RandomDriveFailures {
+  int32_t entry = 0;  // its index in failures[]
+  double afr = 0.01;
+  double from_s = 0;
+  double to_s = 0;
+  double time_scale = 1;
+  double replace_after_s = 0;  // 0: a failed drive stays failed
 };
 
 // ---- simulation
@@ -224,9 +243,15 @@ struct Scenario {
   ClusterSpec cluster;
   StorageSpec storage;
   std::vector<WorkloadSpec> workloads;
-  std::vector<FailureEvent> failures;  // in time order
+  std::vector<FailureEvent> failures;  // in time order (the explicit events of failures[])
+  std::vector<RandomDriveFailures> random_drive_failures;  // failures[]'s random entries
   SimulationSpec simulation;
   std::vector<Expectation> expectations;  // `expect`: assertions on the run report
 };
+
+// The scenario has a failure timeline: explicit events or random ones to draw.
+inline bool has_failures(const Scenario& s) {
+  return !s.failures.empty() || !s.random_drive_failures.empty();
+}
 
 }  // namespace granary::models

@@ -1017,7 +1017,25 @@ std::string link_text(const Topology& t, const TopologyLink& l) {
   return "[\"" + t.nodes[lo].name + "\", \"" + t.nodes[hi].name + "\"]";
 }
 
-std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
+// A random_drive_failures entry of failures[] (models/random_failures.h draws it at run time).
+RandomDriveFailures parse_random_drive_failures(const Obj& o, size_t index) {
+  RandomDriveFailures r;
+  r.entry = static_cast<int32_t>(index);
+  // afr 1 would be a certain failure within the year: an infinite rate.
+  r.afr = o.number("afr", {0, true, 1, true}, std::nullopt);
+  r.from_s = o.number("from_s", {0, false, 1e9}, 0.0);
+  r.to_s = o.number("to_s", {0, true, 1e9}, std::nullopt);
+  if (!(r.to_s > r.from_s)) {
+    o.fail("to_s", "expected a time after from_s (" + num(r.from_s) + "), found " + num(r.to_s));
+  }
+  r.time_scale = o.number("time_scale", {1, false, 1e12}, 1.0);
+  if (o.has("replace_after_s")) {
+    r.replace_after_s = o.number("replace_after_s", {0, true, 1e9}, std::nullopt);
+  }
+  return r;
+}
+
+std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
   if (!arr) return out;
@@ -1035,9 +1053,17 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
   std::map<int32_t, size_t> failed_drives;  // OSD -> the drive_failure event
   for (size_t i = 0; i < arr->size(); ++i) {
     const std::string path = root.path_of("failures") + "[" + std::to_string(i) + "]";
-    const Obj o(root.ctx(), (*arr)[i], path,
+    const json& entry = (*arr)[i];
+    if (entry.is_object() && entry.contains("kind") && entry["kind"] == "random_drive_failures") {
+      const Obj o(root.ctx(), entry, path,
+                  {"kind", "afr", "from_s", "to_s", "time_scale", "replace_after_s"});
+      s.random_drive_failures.push_back(parse_random_drive_failures(o, i));
+      continue;
+    }
+    const Obj o(root.ctx(), entry, path,
                 {"at_s", "kind", "osd", "host", "hosts", "factor", "link", "cables"});
     FailureEvent e;
+    e.entry = static_cast<int32_t>(i);
     e.at_s = o.number("at_s", {0, false, 1e9}, std::nullopt);
     e.kind = o.choice<FailureKind>("kind",
                                    {{"osd_crash", K::kOsdCrash},
@@ -1054,7 +1080,9 @@ std::vector<FailureEvent> parse_failures(const Obj& root, const Scenario& s) {
                                     {"nic_up", K::kNicUp},
                                     {"link_down", K::kLinkDown},
                                     {"link_degraded", K::kLinkDegraded},
-                                    {"link_up", K::kLinkUp}},
+                                    {"link_up", K::kLinkUp},
+                                    // (Handled above; listed for the error message.)
+                                    {"random_drive_failures", K::kDriveFailure}},
                                    std::nullopt);
     const std::string kind(failure_kind_name(e.kind));
     const bool group = e.kind == K::kPartition || e.kind == K::kHeal;
@@ -1213,7 +1241,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
                    std::string(storage_design_name(s.storage.design)) + "'");
     }
   }
-  s.failures = parse_failures(root, s);
+  s.failures = parse_failures(root, s);  // and s.random_drive_failures
   if (root.has("simulation")) {
     s.simulation = parse_simulation(root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",

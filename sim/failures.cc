@@ -570,6 +570,11 @@ nlohmann::json FailureDriver::report() const {
       e["link"] = r.event.link;
       if (r.event.kind == models::FailureKind::kLinkDown) e["cables"] = r.event.cables;
     }
+    if (r.event.random) {
+      e["generated_by"] = {{"kind", "random_drive_failures"},
+                           {"entry", "failures[" + std::to_string(r.event.entry) + "]"},
+                           {"seed", r.event.seed}};
+    }
     if (r.down_at_s >= 0) {
       e["time_to_detect_s"] = round6(r.down_at_s - r.event.at_s);
       if (detect < 0) detect = r.down_at_s - r.event.at_s;

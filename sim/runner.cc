@@ -24,6 +24,7 @@
 #include "engine/services/osd.h"
 #include "engine/services/written_store.h"
 #include "models/durability.h"
+#include "models/random_failures.h"
 #include "models/topology.h"
 #include "sim/block_workload.h"
 #include "sim/failures.h"
@@ -158,7 +159,7 @@ RunPlan plan_run(const Scenario& s) {
     int m = 1;
     // (Failures name OSDs of the whole cluster: every server is simulated.)
     if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() && !checkpoint &&
-        s.failures.empty()) {
+        !models::has_failures(s)) {
       for (int cand = servers / kMaxSlicedServers; cand > 1; --cand) {
         if (servers % cand == 0 && choose_k(cand) > 0) {
           m = cand;
@@ -175,7 +176,7 @@ RunPlan plan_run(const Scenario& s) {
                 " of its capacity";
   }
   // A failure scenario runs to the end: the failures break any steady state.
-  p.allow_early_stop = s.simulation.stop_at_steady_state && s.failures.empty();
+  p.allow_early_stop = s.simulation.stop_at_steady_state && !models::has_failures(s);
   p.clients = n / p.slice_factor;
   p.storage_servers = servers / p.storage_factor;
   return p;
@@ -472,6 +473,26 @@ nlohmann::json recovery_report(const Scenario& s, const World& world,
                                uint64_t writes_discarded, double full_factor,
                                double dataset_bytes) {
   nlohmann::json rec = world.failures->report();
+  // What the random_drive_failures entries drew (their events are in rec["events"]).
+  if (!s.random_drive_failures.empty()) {
+    nlohmann::json draws = nlohmann::json::array();
+    for (const auto& r : s.random_drive_failures) {
+      int failed = 0;
+      for (const auto& e : s.failures) {
+        failed += e.random && e.entry == r.entry && e.kind == models::FailureKind::kDriveFailure;
+      }
+      draws.push_back({{"entry", "failures[" + std::to_string(r.entry) + "]"},
+                       {"seed", s.seed},
+                       {"afr", r.afr},
+                       {"time_scale", r.time_scale},
+                       {"from_s", r.from_s},
+                       {"to_s", r.to_s},
+                       {"replace_after_s", r.replace_after_s > 0 ? nlohmann::json(r.replace_after_s)
+                                                                 : nlohmann::json()},
+                       {"drives_failed", failed}});
+    }
+    rec["random_drive_failures"] = draws;
+  }
   // The slice moved 1/k of the data: whole-cluster figures.
   for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
                           "objects_lost", "degraded_objects_max"}) {
@@ -1056,15 +1077,19 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         std::to_string(scenario.workloads.size()) + " workloads of other kinds");
   }
   // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
+  const uint64_t seed = options.seed.value_or(scenario.seed);
   Scenario shrunk = scenario;
   shrunk.cluster.clients.count = run_nodes(scenario);
+  // The timeline with the random drive failures drawn from the run's seed (which --seed may
+  // override, so they are drawn here rather than when the scenario is read).
+  shrunk.seed = seed;
+  shrunk.failures = models::expand_failures(scenario, seed);
   const Scenario& in = shrunk;
   const bool checkpoint = in.workloads[0].kind == models::WorkloadKind::kCheckpoint;
   const bool block = is_block(in);
   const models::BlockWorkload& bw = in.workloads[0].block;
   const RunPlan plan = plan_run(in);
   const int k = plan.slice_factor;
-  const uint64_t seed = options.seed.value_or(in.seed);
 
   // The simulated (sliced) scenario.
   Scenario s = in;
@@ -1214,7 +1239,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     if (!pool.ok()) return pool.status();
     world.pool = std::make_unique<placement::CrushPool>(std::move(*pool));
     placement::Placement* client_placement = world.pool.get();
-    if (!s.failures.empty()) {
+    if (models::has_failures(s)) {
       // The cluster map the monitor will change, and the placement the clients follow.
       cluster::Pool cp;
       cp.spec = spec;
@@ -1276,7 +1301,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       // osd_op_num_threads_per_shard_ssd 2); replicated reads never wait on a peer, and 4
       // workers keep the drive as busy at a quarter of the simulation's tasks.
       o.worker_tasks = (checkpoint || block || ec) ? 16 : 4;
-      if (!s.failures.empty()) {
+      if (models::has_failures(s)) {
         // An erasure-coded primary reads around a silent shard after 1 s; writes of a PG
         // whose devices changed are discarded (the clients resend them), looked at every 1 s.
         o.shard_timeout_s = 1.0;
@@ -1292,7 +1317,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
                                      client_placement,
                                      s.storage.rados.inflight_objects,
                                      ec_spec,
-                                     s.failures.empty() ? nullptr : &world.map_epoch,
+                                     models::has_failures(s) ? &world.map_epoch : nullptr,
                                      1.0};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
@@ -1433,7 +1458,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       if (e.link.empty()) continue;
       auto located = locate_link(scenario, mds_count, *topology, e.link, plan.slice_factor);
       if (!located.ok()) {
-        return Status::invalid_argument(scenario.source_path + ": failures[" + std::to_string(i) +
+        return Status::invalid_argument(scenario.source_path + ": failures[" +
+                                        std::to_string(e.entry) +
                                         "].link: " + located.status().message());
       }
       e.target = -1;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -181,6 +182,73 @@ TEST(FailureKinds, ADriveReplacedBeforeTheMonitorNoticedIsRefilledToo) {
   EXPECT_EQ(rec["bytes_moved"], rec["bytes_minimum"]);
   EXPECT_FALSE(rec["events"][1]["recovered_at_s"].is_null());
   EXPECT_EQ(rec["degraded_pgs_at_end"].get<int>(), 0);
+}
+
+// random_drive_failures: 24 drives at 2% AFR with the failure clock 3e6 times faster (2 draws
+// in 20 s expected) beside an explicit crash. Seed 1 draws two drive failures, each replaced
+// 20 s later; with 3 replicas a loss needs three drives down at once, so nothing is lost.
+// The same seed gives the same report; --seed draws others.
+TEST(FailureKinds, RandomDriveFailuresFromTheAfrAreDrawnFromTheSeed) {
+  nlohmann::json s = read_storm(nlohmann::json::parse(R"([
+      {"at_s": 2, "kind": "osd_crash", "osd": 0},
+      {"kind": "random_drive_failures", "afr": 0.02, "from_s": 5, "to_s": 25,
+       "time_scale": 3e6, "replace_after_s": 20},
+      {"at_s": 8, "kind": "osd_restart", "osd": 0}])"));
+  s["seed"] = 1;
+  const auto a = run_json(s);
+  const auto b = run_json(s);
+  ASSERT_FALSE(a.is_discarded());
+  ASSERT_FALSE(b.is_discarded());
+  const auto& rec = a["recovery"];
+  EXPECT_EQ(rec, b["recovery"]);  // deterministic for a seed
+  std::map<int, double> failed;   // osd -> when its drive failed
+  int replaced = 0;
+  double last = 0;
+  for (const auto& e : rec["events"]) {
+    EXPECT_GE(e["at_s"].get<double>(), last);  // merged in time order
+    last = e["at_s"].get<double>();
+    const std::string kind = e["kind"];
+    if (kind == "osd_crash" || kind == "osd_restart") {
+      EXPECT_FALSE(e.contains("generated_by")) << e;
+      continue;
+    }
+    EXPECT_EQ(e["generated_by"],
+              nlohmann::json::parse(
+                  R"({"kind": "random_drive_failures", "entry": "failures[1]", "seed": 1})"));
+    const int osd = e["osds"][0];
+    if (kind == "drive_failure") {
+      EXPECT_GE(e["at_s"].get<double>(), 5.0);
+      EXPECT_LT(e["at_s"].get<double>(), 25.0);
+      EXPECT_FALSE(e["marked_down_at_s"].is_null());
+      failed[osd] = e["at_s"];
+    } else {
+      ASSERT_EQ(kind, "drive_replace");
+      ASSERT_TRUE(failed.count(osd));
+      EXPECT_NEAR(e["at_s"].get<double>(), failed[osd] + 20, 1e-5);
+      EXPECT_FALSE(e["recovered_at_s"].is_null());
+      ++replaced;
+    }
+  }
+  EXPECT_EQ(failed.size(), 2u);
+  EXPECT_EQ(replaced, 2);
+  EXPECT_EQ(rec["events"].size(), 6u);
+  EXPECT_EQ(rec["random_drive_failures"][0]["drives_failed"].get<int>(), 2);
+  EXPECT_EQ(rec["random_drive_failures"][0]["seed"].get<int>(), 1);
+  EXPECT_EQ(rec["objects_lost"].get<int>(), 0);
+  EXPECT_EQ(rec["degraded_pgs_at_end"].get<int>(), 0);
+  EXPECT_FALSE(rec["redundancy_restored_at_s"].is_null());
+
+  // --seed 5 overrides the scenario's: one drive, another time.
+  const std::string dir = testing::make_temp_dir();
+  std::ofstream(dir + "/s.json") << s.dump(2);
+  auto r = testing::run_command(kGranary + " run " + dir + "/s.json --quiet --seed 5 --out " + dir +
+                                "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto c = nlohmann::json::parse(testing::read_file(dir + "/r.json"));
+  EXPECT_EQ(c["recovery"]["random_drive_failures"][0]["drives_failed"].get<int>(), 1);
+  EXPECT_EQ(c["recovery"]["random_drive_failures"][0]["seed"].get<int>(), 5);
+  EXPECT_NE(c["recovery"]["events"], rec["events"]);
+  EXPECT_EQ(c["recovery"]["objects_lost"].get<int>(), 0);
 }
 
 }  // namespace
