@@ -33,6 +33,7 @@ bench: deps
 	tests/bench/crush_vs_crushtool.sh $(BUILD_DIR)
 	tests/bench/failure_bench.sh $(BUILD_DIR)
 	tests/bench/block_bench.sh $(BUILD_DIR)
+	tests/bench/durability_sim_mc.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build
