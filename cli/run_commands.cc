@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "models/catalog.h"
 #include "models/expectations.h"
 #include "models/scenario_json.h"
 #include "sim/runner.h"
@@ -364,9 +365,12 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
   auto scenario = models::load_scenario(a.path);
   if (!scenario.ok()) return fail_input(code, scenario.status());
   if (scenario->workloads.front().kind != models::WorkloadKind::kTrainingRead) {
-    return fail_input(code, Status::invalid_argument(
-                                a.path + ": workloads[0].type: expected a training_read workload "
-                                         "(accelerator planning measures AU), found another kind"));
+    return fail_input(
+        code, Status::invalid_argument(
+                  a.path +
+                  ": workloads[0].type: expected a training_read workload "
+                  "(accelerator planning measures AU), found " +
+                  std::string(models::workload_kind_name(scenario->workloads.front().kind))));
   }
   const double threshold = scenario->workloads.front().training.au_threshold;
   std::cout << "Largest accelerators per client node keeping AU >= " << fmt(threshold, 2) << " ("

@@ -376,6 +376,20 @@ std::string_view storage_design_name(StorageDesign design) {
   return "?";
 }
 
+std::string_view workload_kind_name(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::kTrainingRead:
+      return "training_read";
+    case WorkloadKind::kCheckpoint:
+      return "checkpoint";
+    case WorkloadKind::kBlock:
+      return "block";
+    case WorkloadKind::kBootStorm:
+      return "boot_storm";
+  }
+  return "?";
+}
+
 std::string_view failure_kind_name(FailureKind k) {
   switch (k) {
     case FailureKind::kOsdCrash:

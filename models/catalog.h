@@ -53,5 +53,7 @@ std::string_view storage_design_name(StorageDesign design);
 std::string_view drive_kind_name(DriveKind kind);
 // "osd_crash", "drive_failure", ... as in the scenario format's failures[].kind.
 std::string_view failure_kind_name(FailureKind kind);
+// A workload type as scenarios spell it: "training_read", "checkpoint", "block", "boot_storm".
+std::string_view workload_kind_name(WorkloadKind kind);
 
 }  // namespace granary::models

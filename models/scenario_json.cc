@@ -902,20 +902,6 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   return w;
 }
 
-const char* workload_kind_key(WorkloadKind k) {
-  switch (k) {
-    case WorkloadKind::kTrainingRead:
-      return "training_read";
-    case WorkloadKind::kCheckpoint:
-      return "checkpoint";
-    case WorkloadKind::kBlock:
-      return "block";
-    case WorkloadKind::kBootStorm:
-      return "boot_storm";
-  }
-  return "?";
-}
-
 // The keys only some workload kinds take, and which.
 const std::vector<std::string_view>& kind_keys(WorkloadKind k) {
   switch (k) {
@@ -965,16 +951,16 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
         for (WorkloadKind t : kinds) {
           const auto& tk = kind_keys(t);
           if (std::find(tk.begin(), tk.end(), key) == tk.end()) continue;
-          takers += std::string(takers.empty() ? "" : ", ") + workload_kind_key(t);
+          takers += std::string(takers.empty() ? "" : ", ") + std::string(workload_kind_name(t));
         }
-        o.fail(key, "applies to " + takers + " workloads, not to a " + workload_kind_key(kind) +
-                        " workload");
+        o.fail(key, "applies to " + takers + " workloads, not to a " +
+                        std::string(workload_kind_name(kind)) + " workload");
       }
     }
     if (kind != WorkloadKind::kTrainingRead && kind != WorkloadKind::kCheckpoint &&
         o.has("mlperf")) {
       o.fail("mlperf", std::string("applies to training_read and checkpoint workloads, not to a ") +
-                           workload_kind_key(kind) + " workload");
+                           std::string(workload_kind_name(kind)) + " workload");
     }
     WorkloadSpec w;
     if (kind == WorkloadKind::kCheckpoint) {
@@ -1236,7 +1222,8 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     if ((k == WorkloadKind::kBlock || k == WorkloadKind::kBootStorm) &&
         s.storage.design != StorageDesign::kRados) {
       ctx.fail("workloads[" + std::to_string(i) + "].type",
-               std::string("block volumes are RBD images: a ") + workload_kind_key(k) +
+               std::string("block volumes are RBD images: a ") +
+                   std::string(workload_kind_name(k)) +
                    " workload needs storage design 'rados', found '" +
                    std::string(storage_design_name(s.storage.design)) + "'");
     }

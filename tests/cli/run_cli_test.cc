@@ -179,5 +179,14 @@ TEST(PlanCli, FindsTheLargestAcceleratorCountMeetingTheThreshold) {
   EXPECT_NE(r.out.find("5 per node (10 accelerators): AU"), std::string::npos);
 }
 
+TEST(RunCli, PlanAcceleratorsRefusesOtherWorkloadsByName) {
+  auto r = granary("plan accelerators " + kScenarios + "/ci/boot-storm.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("workloads[0].type: expected a training_read workload (accelerator "
+                       "planning measures AU), found boot_storm"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace granary
