@@ -252,6 +252,14 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   o << utilisation_line(r);
   if (r.contains("recovery")) o << recovery_lines(r["recovery"]);
   if (r.contains("block")) o << beside_lines(r["block"]);
+  if (r.contains("checkpoint")) {
+    const auto& c = r["checkpoint"];
+    o << "checkpoint beside:   " << c["name"].get<std::string>() << ", " << c["ranks"].get<int>()
+      << " ranks from " << fmt(c["start_s"].get<double>(), 2)
+      << " s: " << c["checkpoints_complete"].get<int>() << " of " << c["checkpoints"].get<int>()
+      << " written, " << fmt(c["write_seconds"].get<double>(), 2) << " s each ("
+      << fmt(c["write_gibps"].get<double>(), 2) << " GiB/s) while the training read went on\n";
+  }
   return o.str();
 }
 

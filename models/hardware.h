@@ -80,6 +80,8 @@ struct CheckpointWorkload {
   int checkpoints = 1;    // checkpoints written (one after the other), then read back
   bool read_back = true;  // read every checkpoint back after writing (a restart)
   bool fsync = true;      // each rank's writes are durable before its checkpoint counts done
+  // Beside a training read (a mixed run): when the ranks start writing, simulated seconds.
+  double start_s = 0;
 
   int ranks() const { return tensor_parallel * pipeline_parallel * data_parallel; }
   double total_gb() const { return model_gb + optimizer_gb; }

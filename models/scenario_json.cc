@@ -801,8 +801,9 @@ const std::vector<std::string_view> kTrainingKeys = {
     "sample_size_mib",  "samples_per_file",   "files",  "batch_size",   "read_threads",
     "prefetch_batches", "compute_s_per_step", "epochs", "au_threshold", "file_format"};
 const std::vector<std::string_view> kCheckpointKeys = {
-    "model_gb",      "optimizer_gb", "tensor_parallel", "pipeline_parallel",
-    "data_parallel", "checkpoints",  "read_back",       "fsync"};
+    "model_gb",          "optimizer_gb",  "tensor_parallel",
+    "pipeline_parallel", "data_parallel", "checkpoints",
+    "read_back",         "fsync",         "start_s"};
 
 WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
   WorkloadSpec w;
@@ -835,6 +836,7 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
   c.checkpoints = o.int32("checkpoints", {1, 1000}, c.checkpoints);
   c.read_back = o.boolean("read_back", c.read_back);
   c.fsync = o.boolean("fsync", c.fsync);
+  c.start_s = o.number("start_s", {0, false, 1e9, false}, c.start_s);
   w.checkpoint = c;
   return w;
 }
@@ -1219,6 +1221,20 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.workloads = parse_workloads(root, s.cluster);
   for (size_t i = 0; i < s.workloads.size(); ++i) {
     const WorkloadKind k = s.workloads[i].kind;
+    const bool beside_training = i == 1 && s.workloads[0].kind == WorkloadKind::kTrainingRead;
+    if (k == WorkloadKind::kCheckpoint && s.workloads[i].checkpoint.start_s > 0 &&
+        !beside_training) {
+      ctx.fail("workloads[" + std::to_string(i) + "].start_s",
+               "applies to a checkpoint beside a training_read workload (workloads[1]), not to "
+               "a checkpoint run of its own");
+    }
+    if (k == WorkloadKind::kCheckpoint && beside_training &&
+        s.storage.design != StorageDesign::kRados) {
+      ctx.fail("workloads[1].type",
+               "a checkpoint beside a training_read workload is simulated for design 'rados', "
+               "found '" +
+                   std::string(storage_design_name(s.storage.design)) + "'");
+    }
     if ((k == WorkloadKind::kBlock || k == WorkloadKind::kBootStorm) &&
         s.storage.design != StorageDesign::kRados) {
       ctx.fail("workloads[" + std::to_string(i) + "].type",

@@ -380,6 +380,42 @@ nlohmann::json beside_json(const World& world, const models::WorkloadSpec& besid
   return j;
 }
 
+// A checkpoint written beside a training read: what its ranks measured.
+struct AsyncCheckpoint {
+  int ranks = 0;  // simulated
+  uint64_t rank_bytes = 0;
+  std::vector<std::vector<double>> write_s;  // [checkpoint][rank], -1 when unfinished
+  double end_s = 0;
+  Status error;
+};
+
+nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const AsyncCheckpoint& a,
+                                     int slice_factor) {
+  const models::CheckpointWorkload& c = spec.checkpoint;
+  // A checkpoint's time is its slowest rank's (MLPerf's rule), over the checkpoints every rank
+  // finished before the training read ended.
+  double sum = 0;
+  int complete = 0;
+  for (const auto& ck : a.write_s) {
+    if (std::any_of(ck.begin(), ck.end(), [](double x) { return x < 0; })) break;
+    sum += *std::max_element(ck.begin(), ck.end());
+    ++complete;
+  }
+  const double seconds = complete > 0 ? sum / complete : 0;
+  const double total = c.total_gb() * 1e9;
+  return {{"name", spec.name},
+          {"ranks", c.ranks()},
+          {"simulated_ranks", a.ranks},
+          {"rank_bytes", a.rank_bytes},
+          {"start_s", c.start_s},
+          {"checkpoints", c.checkpoints},
+          {"checkpoints_complete", complete},
+          {"write_seconds", std::round(seconds * 1e6) / 1e6},
+          {"write_gibps",
+           std::round((seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0) * 1e6) / 1e6},
+          {"slice_factor", slice_factor}};
+}
+
 double tib_weight(double capacity_tb) {
   return capacity_tb * 1e12 / std::ldexp(1.0, 40);
 }
@@ -1069,11 +1105,20 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       return Status::invalid_argument(scenario.source_path +
                                       ": workloads[1].type: block volumes need design 'rados'");
     }
-  } else if (scenario.workloads.size() != 1) {
+  }
+  // Or a checkpoint written beside a training read (asynchronous checkpointing, rados).
+  const models::WorkloadSpec* beside_checkpoint = nullptr;
+  if (scenario.workloads.size() == 2 &&
+      scenario.workloads[0].kind == models::WorkloadKind::kTrainingRead &&
+      scenario.workloads[1].kind == models::WorkloadKind::kCheckpoint) {
+    beside_checkpoint = &scenario.workloads[1];
+  }
+  if (scenario.workloads.size() != 1 && beside == nullptr && beside_checkpoint == nullptr) {
     return Status::invalid_argument(
         scenario.source_path +
-        ": workloads: format 1 runs one workload, or a training_read or checkpoint workload "
-        "followed by one block or boot_storm workload beside it; found " +
+        ": workloads: format 1 runs one workload, a training_read or checkpoint workload "
+        "followed by one block or boot_storm workload beside it, or a training_read workload "
+        "followed by a checkpoint; found " +
         std::to_string(scenario.workloads.size()) + " workloads of other kinds");
   }
   // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
@@ -1585,6 +1630,39 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   for (auto& node : world.clients) {
     for (auto& gpu : node.gpus) gpu->start();
   }
+  // A checkpoint beside the training read: its ranks (1/k of them in a slice, one per
+  // accelerator from node 0) write their shares from start_s on, each checkpoint after the
+  // last, while the loaders keep reading (asynchronous checkpointing). Daemons: the run ends
+  // with the training read.
+  AsyncCheckpoint async_ck;
+  if (beside_checkpoint != nullptr) {
+    const models::CheckpointWorkload& c = beside_checkpoint->checkpoint;
+    async_ck.ranks = std::min(total_gpus, (c.ranks() + k - 1) / k);
+    async_ck.rank_bytes =
+        static_cast<uint64_t>(std::max(4096.0, std::round(c.total_gb() * 1e9 / c.ranks())));
+    async_ck.write_s.assign(c.checkpoints, std::vector<double>(async_ck.ranks, -1));
+    for (int rank = 0; rank < async_ck.ranks; ++rank) {
+      const int node = rank / accel;
+      env.spawn(
+          world.clients[node].host, "ckpt.rank" + std::to_string(rank),
+          [&, rank, node, c] {
+            env.sleep_s(c.start_s);
+            for (int i = 0; i < c.checkpoints; ++i) {
+              const double t0 = env.now_s();
+              auto wr = world.clients[node].client->write_file(
+                  "checkpoint" + std::to_string(i) + "/rank" + std::to_string(rank),
+                  async_ck.rank_bytes, {.fsync = c.fsync});
+              if (!wr.ok()) {
+                if (async_ck.error.ok()) async_ck.error = wr.status();
+                return;
+              }
+              async_ck.write_s[i][rank] = env.now_s() - t0;
+              async_ck.end_s = std::max(async_ck.end_s, env.now_s());
+            }
+          },
+          TaskOptions{.daemon = true});
+    }
+  }
 
   // ---- monitor: throughput series, progress, steady state
   const double interval_s = std::max(0.02, std::min(0.5, w.compute_s_per_step / 2));
@@ -1655,7 +1733,12 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           bytes_at_warm = bytes;
         }
       }
-      if (!all_done && plan.allow_early_stop) {
+      // A checkpoint beside the training read must finish before a steady state counts.
+      bool checkpoint_done = true;
+      for (const auto& ck : async_ck.write_s) {
+        for (double x : ck) checkpoint_done = checkpoint_done && x >= 0;
+      }
+      if (!all_done && plan.allow_early_stop && checkpoint_done) {
         // The window must be long enough not to measure the loaders' prefetch queues draining
         // instead of the storage feeding them: at least 1 s since the warm-up (short steps:
         // cosmoflow was once declared steady after 0.04 s), and 3 steps done by every loader.
@@ -1707,6 +1790,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   });
 
   engine.run();
+  if (!async_ck.error.ok()) return async_ck.error;
   double end_s = stopped_at_s;
   if (end_s < 0) {  // the epoch ended: the last loader's end
     end_s = 0;
@@ -1870,6 +1954,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     report["recovery"] = rec;
   }
   if (world.block_driver) report["block"] = beside_json(world, *world.beside);
+  if (beside_checkpoint != nullptr) {
+    report["checkpoint"] = async_checkpoint_json(*beside_checkpoint, async_ck, k);
+  }
   return report;
 }
 

@@ -780,6 +780,27 @@ TEST(ScenarioJsonBlock, BlockAndBootStormResolve) {
   EXPECT_EQ(b.boot_write_bytes, 4ull << 20);
 }
 
+TEST(ScenarioJsonCheckpoint, StartTimeOnlyBesideATrainingRead) {
+  json j = minimal();
+  j["workloads"] = json::parse(R"([{"type": "checkpoint", "mlperf": "llama3-8b", "start_s": 2}])");
+  auto r = parse(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(error_of(r),
+            "s.json: workloads[0].start_s: applies to a checkpoint beside a training_read "
+            "workload (workloads[1]), not to a checkpoint run of its own");
+  j["workloads"] = json::parse(R"([{"mlperf": "unet3d", "files": 100},
+      {"type": "checkpoint", "mlperf": "llama3-8b", "start_s": 2, "read_back": false}])");
+  r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_DOUBLE_EQ(r->workloads[1].checkpoint.start_s, 2);
+  j["storage"]["design"] = "pfs";
+  r = parse(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(error_of(r),
+            "s.json: workloads[1].type: a checkpoint beside a training_read workload is "
+            "simulated for design 'rados', found 'pfs'");
+}
+
 TEST(ScenarioJsonBlock, BadBlockWorkloadsGiveClearErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"([{"type": "block", "files": 3}])",
