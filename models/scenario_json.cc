@@ -1221,16 +1221,16 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.workloads = parse_workloads(root, s.cluster);
   for (size_t i = 0; i < s.workloads.size(); ++i) {
     const WorkloadKind k = s.workloads[i].kind;
-    const bool beside_training = i == 1 && s.workloads[0].kind == WorkloadKind::kTrainingRead;
+    const bool beside_training = i >= 1 && s.workloads[0].kind == WorkloadKind::kTrainingRead;
     if (k == WorkloadKind::kCheckpoint && s.workloads[i].checkpoint.start_s > 0 &&
         !beside_training) {
       ctx.fail("workloads[" + std::to_string(i) + "].start_s",
-               "applies to a checkpoint beside a training_read workload (workloads[1]), not to "
+               "applies to a checkpoint beside a training_read workload, not to "
                "a checkpoint run of its own");
     }
     if (k == WorkloadKind::kCheckpoint && beside_training &&
         s.storage.design != StorageDesign::kRados) {
-      ctx.fail("workloads[1].type",
+      ctx.fail("workloads[" + std::to_string(i) + "].type",
                "a checkpoint beside a training_read workload is simulated for design 'rados', "
                "found '" +
                    std::string(storage_design_name(s.storage.design)) + "'");

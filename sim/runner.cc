@@ -23,6 +23,7 @@
 #include "engine/services/object_store.h"
 #include "engine/services/osd.h"
 #include "engine/services/written_store.h"
+#include "models/catalog.h"
 #include "models/durability.h"
 #include "models/random_failures.h"
 #include "models/topology.h"
@@ -78,7 +79,13 @@ int run_nodes(const Scenario& s) {
   if (!is_checkpoint(s)) return s.cluster.clients.count;
   const int per_node = s.cluster.clients.accelerators_per_node;
   const int ranks = (s.workloads[0].checkpoint.ranks() + per_node - 1) / per_node;
-  return s.workloads.size() > 1 ? std::max(ranks, block_nodes(s, 1)) : ranks;
+  for (size_t i = 1; i < s.workloads.size(); ++i) {
+    if (s.workloads[i].kind == models::WorkloadKind::kBlock ||
+        s.workloads[i].kind == models::WorkloadKind::kBootStorm) {
+      return std::max(ranks, block_nodes(s, i));
+    }
+  }
+  return ranks;
 }
 
 // The client nodes a checkpoint's ranks occupy (one rank per accelerator, from node 0 up).
@@ -1094,32 +1101,32 @@ Result<nlohmann::json> run_block(BlockRun r) {
 }  // namespace
 
 Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
-  // One workload, or a mixed run: a training_read or checkpoint workload with block I/O (a
-  // block or boot_storm workload) beside it on the same cluster.
-  const models::WorkloadSpec* beside = nullptr;
-  if (scenario.workloads.size() == 2 && !is_block(scenario) &&
-      (scenario.workloads[1].kind == models::WorkloadKind::kBlock ||
-       scenario.workloads[1].kind == models::WorkloadKind::kBootStorm)) {
-    beside = &scenario.workloads[1];
-    if (scenario.storage.design != StorageDesign::kRados) {
-      return Status::invalid_argument(scenario.source_path +
-                                      ": workloads[1].type: block volumes need design 'rados'");
+  // One workload, or a mixed run: a training_read or checkpoint workload first, with block I/O
+  // (one block or boot_storm workload) beside it, and beside a training read also a checkpoint
+  // (asynchronous checkpointing, rados) — the three at once.
+  const models::WorkloadSpec* beside = nullptr;             // block or boot_storm
+  const models::WorkloadSpec* beside_checkpoint = nullptr;  // checkpoint beside training
+  for (size_t i = 1; i < scenario.workloads.size(); ++i) {
+    const models::WorkloadSpec& extra = scenario.workloads[i];
+    const bool block_kind = extra.kind == models::WorkloadKind::kBlock ||
+                            extra.kind == models::WorkloadKind::kBootStorm;
+    if (block_kind && beside == nullptr && !is_block(scenario)) {
+      beside = &extra;
+    } else if (extra.kind == models::WorkloadKind::kCheckpoint && beside_checkpoint == nullptr &&
+               scenario.workloads[0].kind == models::WorkloadKind::kTrainingRead) {
+      beside_checkpoint = &extra;
+    } else {
+      return Status::invalid_argument(
+          scenario.source_path + ": workloads[" + std::to_string(i) +
+          "]: format 1 runs one workload, or a training_read or checkpoint workload followed by "
+          "at most one block or boot_storm workload beside it and, after a training_read, at most "
+          "one checkpoint; found a " +
+          std::string(models::workload_kind_name(extra.kind)) + " workload here");
     }
   }
-  // Or a checkpoint written beside a training read (asynchronous checkpointing, rados).
-  const models::WorkloadSpec* beside_checkpoint = nullptr;
-  if (scenario.workloads.size() == 2 &&
-      scenario.workloads[0].kind == models::WorkloadKind::kTrainingRead &&
-      scenario.workloads[1].kind == models::WorkloadKind::kCheckpoint) {
-    beside_checkpoint = &scenario.workloads[1];
-  }
-  if (scenario.workloads.size() != 1 && beside == nullptr && beside_checkpoint == nullptr) {
-    return Status::invalid_argument(
-        scenario.source_path +
-        ": workloads: format 1 runs one workload, a training_read or checkpoint workload "
-        "followed by one block or boot_storm workload beside it, or a training_read workload "
-        "followed by a checkpoint; found " +
-        std::to_string(scenario.workloads.size()) + " workloads of other kinds");
+  if (beside != nullptr && scenario.storage.design != StorageDesign::kRados) {
+    return Status::invalid_argument(scenario.source_path +
+                                    ": workloads: block volumes need design 'rados'");
   }
   // A checkpoint runs on the nodes that hold its ranks; the cluster's other nodes are idle.
   const uint64_t seed = options.seed.value_or(scenario.seed);
