@@ -5,13 +5,6 @@
 
 namespace granary::sim {
 
-namespace {
-double round_to(double x, int digits) {
-  const double f = std::pow(10.0, digits);
-  return std::round(x * f) / f;
-}
-}  // namespace
-
 BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& spec,
                                          bool boot_storm,
                                          std::vector<services::BlockVolume*> volumes,

@@ -6,11 +6,18 @@
 // thread-safe (SimGrid runs one actor at a time).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace granary::sim {
+
+// `x` rounded to `digits` decimals: how reports print their figures.
+inline double round_to(double x, int digits) {
+  const double f = std::pow(10.0, digits);
+  return std::round(x * f) / f;
+}
 
 // Bytes delivered per fixed-width interval of simulated time.
 class ThroughputSeries {

@@ -380,8 +380,7 @@ nlohmann::json beside_json(const World& world, const models::WorkloadSpec& besid
   // The slice's volumes stand for the cluster's: rates scale up, latencies do not.
   j["cluster_volumes"] = static_cast<int64_t>(std::llround(world.block_scale * d.volume_count()));
   for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
-    j["cluster_" + std::string(k)] =
-        std::round(j[k].get<double>() * world.block_scale * 1000) / 1000;
+    j["cluster_" + std::string(k)] = round_to(j[k].get<double>() * world.block_scale, 3);
   }
   j["latency_us"] = d.latency_us();
   return j;
@@ -417,9 +416,8 @@ nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const Asy
           {"start_s", c.start_s},
           {"checkpoints", c.checkpoints},
           {"checkpoints_complete", complete},
-          {"write_seconds", std::round(seconds * 1e6) / 1e6},
-          {"write_gibps",
-           std::round((seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0) * 1e6) / 1e6},
+          {"write_seconds", round_to(seconds, 6)},
+          {"write_gibps", round_to(seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0, 6)},
           {"slice_factor", slice_factor}};
 }
 
@@ -446,11 +444,6 @@ std::string fidelity_name(Fidelity f) {
       return "slice";
   }
   return "?";
-}
-
-double round_to(double x, int digits) {
-  const double f = std::pow(10.0, digits);
-  return std::round(x * f) / f;
 }
 
 // Per-resource utilisation over [0, end_s]: bytes each link carried in its busier direction

@@ -105,10 +105,6 @@ Result<uint64_t> StorageClient::pfs_open(std::string_view path, Endpoint& reply_
 }
 
 Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint64_t size_bytes) {
-  if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
-    std::lock_guard<EnvMutex> lock(placement_mu_);
-    return rados_reads(r->layout, *r->placement, path, 0, size_bytes, r->ec.k > 0);
-  }
   if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
     auto it = p->layouts->find(path);
     if (it == p->layouts->end()) return Status::not_found("no pfs layout for " + std::string(path));
@@ -245,20 +241,11 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
                                      std::to_string(size_bytes)));
     }
   }
-  Result<std::vector<ObjectRead>> reads = plan(path, size_bytes);
-  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->map_epoch) {
-    // A group with no OSD left (its PG is down): the read waits for a map that brings one
-    // back, as I/O to an inactive PG blocks in Ceph.
-    const double blocked_from = env_.now_s();
-    while (!reads.ok() && reads.status().code() == Status::Code::kNotFound) {
-      env_.sleep_s(r->resend_check_s);
-      reads = plan(path, size_bytes);
-    }
-    if (env_.now_s() > blocked_from) {
-      std::lock_guard<EnvMutex> lock(mu_);
-      stats_.blocked_s += env_.now_s() - blocked_from;
-    }
-  }
+  const auto* rados = std::get_if<RadosBackend>(&backend_);
+  Result<std::vector<ObjectRead>> reads =
+      rados != nullptr
+          ? plan_rados(*rados, path, 0, size_bytes, rados->ec.k > 0, &ClientStats::blocked_s)
+          : plan(path, size_bytes);
   if (!reads.ok()) return fail(reads.status());
   Result<uint64_t> bytes = exchange(*reads, window, reply_ep);
   if (!bytes.ok()) return fail(bytes.status());
@@ -465,24 +452,8 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
   Result<std::vector<ObjectRead>> writes = std::vector<ObjectRead>{};
   bool durable = true;
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
-    auto plan_writes = [&] {
-      std::lock_guard<EnvMutex> lock(placement_mu_);
-      return rados_reads(r->layout, *r->placement, path, 0, size_bytes, /*with_group=*/true);
-    };
-    writes = plan_writes();
-    if (r->map_epoch != nullptr) {
-      // A group with no OSD left (its PG is down): the write waits for a map that brings one
-      // back, as I/O to an inactive PG blocks in Ceph.
-      const double blocked_from = env_.now_s();
-      while (!writes.ok() && writes.status().code() == Status::Code::kNotFound) {
-        env_.sleep_s(r->resend_check_s);
-        writes = plan_writes();
-      }
-      if (env_.now_s() > blocked_from) {
-        std::lock_guard<EnvMutex> lock(mu_);
-        stats_.write_blocked_s += env_.now_s() - blocked_from;
-      }
-    }
+    writes =
+        plan_rados(*r, path, 0, size_bytes, /*with_group=*/true, &ClientStats::write_blocked_s);
   } else if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
     auto it = p->layouts->find(path);
     if (it == p->layouts->end())
@@ -532,13 +503,16 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
 
 Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& rados,
                                                           std::string_view path, uint64_t offset,
-                                                          uint64_t length, bool with_group) {
+                                                          uint64_t length, bool with_group,
+                                                          double ClientStats::*blocked) {
   auto plan_now = [&] {
     std::lock_guard<EnvMutex> lock(placement_mu_);
     return rados_reads(rados.layout, *rados.placement, path, offset, length, with_group);
   };
   Result<std::vector<ObjectRead>> requests = plan_now();
   if (rados.map_epoch == nullptr) return requests;
+  // A group with no OSD left (its PG is down): the I/O waits for a map that brings one back,
+  // as I/O to an inactive PG blocks in Ceph.
   const double blocked_from = env_.now_s();
   while (!requests.ok() && requests.status().code() == Status::Code::kNotFound) {
     env_.sleep_s(rados.resend_check_s);
@@ -546,7 +520,7 @@ Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& ra
   }
   if (env_.now_s() > blocked_from) {
     std::lock_guard<EnvMutex> lock(mu_);
-    stats_.blocked_s += env_.now_s() - blocked_from;
+    stats_.*blocked += env_.now_s() - blocked_from;
   }
   return requests;
 }
@@ -557,7 +531,8 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
   if (rados == nullptr) {
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
   }
-  Result<std::vector<ObjectRead>> reads = plan_rados(*rados, path, offset, length, rados->ec.k > 0);
+  Result<std::vector<ObjectRead>> reads =
+      plan_rados(*rados, path, offset, length, rados->ec.k > 0, &ClientStats::blocked_s);
   if (!reads.ok()) return reads.status();
   Endpoint& reply_ep = take_reply_endpoint();
   Result<uint64_t> bytes = exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep);
@@ -578,7 +553,7 @@ Result<uint64_t> StorageClient::write_extent(std::string_view path, uint64_t off
     return Status::invalid_argument("write_extent: block I/O needs a rados backend (RBD images)");
   }
   Result<std::vector<ObjectRead>> writes =
-      plan_rados(*rados, path, offset, length, /*with_group=*/true);
+      plan_rados(*rados, path, offset, length, /*with_group=*/true, &ClientStats::write_blocked_s);
   if (!writes.ok()) return writes.status();
   Endpoint& reply_ep = take_reply_endpoint();
   Result<uint64_t> bytes =

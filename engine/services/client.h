@@ -173,6 +173,7 @@ class StorageClient {
   Result<uint64_t> metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
                             int64_t size_bytes = -1);
   Result<uint64_t> pfs_open(std::string_view path, Endpoint& reply_ep);
+  // pfs, nfs: the requests for the whole file (rados: plan_rados).
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window,
                             Endpoint& reply_ep);
@@ -180,9 +181,10 @@ class StorageClient {
                                    bool durable, Endpoint& reply_ep);
   size_t window_of() const;
   // rados: the requests for [offset, offset + length) of `path`, waiting (with map_epoch) while
-  // a group has no device.
+  // a group has no device; the time waited is added to stats_.*blocked.
   Result<std::vector<ObjectRead>> plan_rados(const RadosBackend& rados, std::string_view path,
-                                             uint64_t offset, uint64_t length, bool with_group);
+                                             uint64_t offset, uint64_t length, bool with_group,
+                                             double ClientStats::*blocked);
 
   Env& env_;
   HostId host_;
