@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/resources.h"
 #include "models/catalog.h"
 #include "models/expectations.h"
 #include "models/scenario_json.h"
+#include "sim/cost_estimate.h"
 #include "sim/runner.h"
 
 namespace granary::cli {
@@ -31,25 +33,38 @@ std::string fmt(double v, int digits) {
   return b;
 }
 
-// A one-line progress bar on stderr, redrawn in place (only when stderr is a terminal).
+// A one-line progress bar on stderr, redrawn in place at most 5 times a second, from 2 s of
+// wall time on (a short run draws nothing), only when stderr is a terminal: the fraction done,
+// the simulated time and the wall time left at the rate so far.
 class ProgressBar {
  public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
   void update(double sim_s, double fraction) {
     if (!enabled_) return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < 2.0 || now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    fraction = std::clamp(fraction, 0.0, 1.0);
     const int width = 30;
-    const int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * width);
-    std::fprintf(stderr, "\r[%s%s] %3d%%  simulated %.1f s ", std::string(filled, '#').c_str(),
-                 std::string(width - filled, '.').c_str(), static_cast<int>(fraction * 100), sim_s);
+    const int filled = static_cast<int>(fraction * width);
+    const std::string eta =
+        fraction > 0.005 ? sim::format_duration(elapsed * (1 - fraction) / fraction) : "?";
+    std::fprintf(stderr, "\r[%s%s] %3d%%  simulated %.1f s, %s left   ",
+                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                 static_cast<int>(fraction * 100), sim_s, eta.c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
   void finish() {
-    if (drawn_) std::fprintf(stderr, "\r%*s\r", 60, "");
+    if (drawn_) std::fprintf(stderr, "\r%*s\r", 79, "");
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
   bool enabled_;
+  Clock::time_point start_;
+  Clock::time_point last_{};
   bool drawn_ = false;
 };
 
@@ -292,14 +307,21 @@ struct RunArgs {
   std::string out;
   std::optional<uint64_t> seed;
   bool quiet = false;
+  ResourceArgs resources;
 };
 
 void run_run(RunArgs& a, ExitCode& code) {
   auto scenario = models::load_scenario(a.path);
   if (!scenario.ok()) return fail_input(code, scenario.status());
   const uint64_t seed = a.seed.value_or(scenario->seed);
-  const sim::RunPlan plan = sim::plan_run(*scenario);
+  const sim::CostEstimate cost = sim::estimate_cost(*scenario);
+  const sim::RunPlan& plan = cost.plan;
+  if (Status st = sim::check_cost(*scenario, cost, a.resources.limits()); !st.ok()) {
+    return fail_input(code, st);
+  }
   std::cerr << "granary: " << a.path << ": seed " << seed << ", " << plan.reason << "\n";
+  std::cerr << "granary: estimate: " << sim::cost_summary(cost) << "\n";
+  start_watchdog(a.path, a.resources.limits());
   ProgressBar bar(!a.quiet && isatty(STDERR_FILENO));
   sim::RunOptions o;
   o.seed = seed;
@@ -440,6 +462,7 @@ void register_run_commands(CLI::App& app, ExitCode& code) {
   run->add_option("--out", run_args->out, "write the report (JSON) to this file");
   run->add_option("--seed", run_args->seed, "seed (default: the scenario's)");
   run->add_flag("--quiet", run_args->quiet, "no progress bar");
+  add_resource_options(*run, run_args->resources);
   run->callback([run_args, &code] { run_run(*run_args, code); });
 
   auto plan_args = std::make_shared<PlanArgs>();

@@ -1,0 +1,165 @@
+// The cost estimate (sim/cost_estimate.h): how it scales with the work, and the refusals the
+// issue's examples now get. Against measured runs it is checked by
+// tests/bench/cost_estimate_bench.sh (docs/models.md, "Cost of a run"); these tests pin its
+// structure, not its calibration.
+#include "sim/cost_estimate.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/scenario_json.h"
+
+namespace granary::sim {
+namespace {
+
+using nlohmann::json;
+
+json shipped(const std::string& rel) {
+  std::ifstream f(std::string(GRANARY_SOURCE_DIR) + "/scenarios/" + rel);
+  return json::parse(f);
+}
+
+models::Scenario parse(const json& j) {
+  auto s = models::parse_scenario(j.dump(), "test.json");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : models::Scenario{};
+}
+
+CostLimits defaults() {
+  CostLimits l;
+  l.max_memory_bytes = 16.0 * (1ull << 30);
+  l.max_actors = 30000;
+  return l;
+}
+
+TEST(CostEstimate, WholeEpochWorkGrowsWithTheDataset) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  j["simulation"] = {{"stop_at_steady_state", false}};
+  j["workloads"][0]["epochs"] = 1;
+  const CostEstimate a = estimate_cost(parse(j));
+  j["workloads"][0]["files"] = 4000;
+  const CostEstimate b = estimate_cost(parse(j));
+  EXPECT_NEAR(b.transfers / a.transfers, 10.0, 0.5);
+  EXPECT_NEAR(b.simulated_s / a.simulated_s, 10.0, 0.5);
+  EXPECT_GT(b.wall_s, 5 * a.wall_s);
+  EXPECT_EQ(b.actors, a.actors);  // the same tasks, working longer
+  EXPECT_EQ(b.driver, "workloads[0].files");
+}
+
+TEST(CostEstimate, SteadyStateStopBoundsTheWork) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  const CostEstimate a = estimate_cost(parse(j));
+  j["workloads"][0]["files"] = 400000;
+  const CostEstimate b = estimate_cost(parse(j));
+  EXPECT_TRUE(b.plan.allow_early_stop);
+  EXPECT_NEAR(b.transfers, a.transfers, 0.01 * a.transfers);
+  // The dataset's files are still held in memory.
+  EXPECT_GT(b.memory_bytes, a.memory_bytes + 100e6);
+}
+
+TEST(CostEstimate, BlockTasksAreVolumesTimesQueueDepth) {
+  json j = shipped("block-4k-random-rados.json");
+  const CostEstimate e = estimate_cost(parse(j));
+  const int volumes = j["cluster"]["clients"]["count"].get<int>();
+  const int qd = j["workloads"][0]["queue_depth"].get<int>();
+  EXPECT_GE(e.actors, int64_t{volumes} * qd);
+  EXPECT_LT(e.actors, int64_t{volumes} * qd + 10000);
+  EXPECT_TRUE(check_cost(parse(j), e, defaults()).ok());
+}
+
+// Issue 9: a block workload at queue depth 1024 with 128 volumes aborted in SimGrid creating
+// contexts; it is refused before the run, naming the key and the machine's limit.
+TEST(CostEstimate, RefusesMoreTasksThanTheMachineAllows) {
+  json j = shipped("block-4k-random-rados.json");
+  j["workloads"][0]["queue_depth"] = 1024;
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: workloads[0].queue_depth: the run needs 13", 0), 0u)
+      << st.message();
+  EXPECT_NE(st.message().find("more than the 30,000 this machine allows (vm.max_map_count"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("use a lower queue depth or fewer volumes (workloads[0].nodes)"),
+            std::string::npos);
+}
+
+// Issue 9: 1,000 checkpoints ran for hours with no way to know.
+TEST(CostEstimate, RefusesAThousandCheckpointsOnWallTime) {
+  json j = shipped("ci/checkpoint-llama3-70b.json");
+  j.erase("expect");
+  j["workloads"][0]["checkpoints"] = 1000;
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  EXPECT_GT(e.wall_s, 3600);
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: workloads[0].checkpoints: the run would take about ", 0),
+            0u)
+      << st.message();
+  EXPECT_NE(st.message().find("of wall time (limit 60.0 min; "), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("write fewer checkpoints, or raise --max-wall-s"), std::string::npos);
+  // Raised deliberately, it is allowed.
+  CostLimits generous = defaults();
+  generous.max_wall_s = e.wall_s * 1.01;
+  generous.max_memory_bytes = e.memory_bytes * 1.01;
+  EXPECT_TRUE(check_cost(s, e, generous).ok());
+}
+
+// Issue 9: a failure far in the simulated future keeps every OSD's heartbeat ticking until then.
+TEST(CostEstimate, FailureLateInTheRunCostsItsHeartbeats) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("expect");
+  j["simulation"] = {{"max_simulated_s", 1e9}};
+  j["failures"][0]["at_s"] = 1e8;
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  EXPECT_GE(e.simulated_s, 1e8);
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: failures: the run would take about ", 0), 0u)
+      << st.message();
+}
+
+TEST(CostEstimate, RefusesMemoryPastTheLimit) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  j["workloads"][0]["files"] = 100000000;  // 10^8 files held in memory
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  EXPECT_GT(e.memory_bytes, 16.0 * (1ull << 30));
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: workloads[0].files: the run would need about ", 0), 0u)
+      << st.message();
+  EXPECT_NE(st.message().find("of memory (limit 16.0 GiB)"), std::string::npos) << st.message();
+}
+
+TEST(CostEstimate, Formats) {
+  EXPECT_EQ(format_duration(0.25), "0.25 s");
+  EXPECT_EQ(format_duration(42), "42 s");
+  EXPECT_EQ(format_duration(600), "10.0 min");
+  EXPECT_EQ(format_duration(5 * 3600), "5.0 h");
+  EXPECT_EQ(format_duration(10 * 86400), "10.0 days");
+  EXPECT_EQ(format_bytes(512.0 * (1 << 20)), "512 MiB");
+  EXPECT_EQ(format_bytes(3.25 * (1 << 30)), "3.2 GiB");
+}
+
+TEST(CostEstimate, HostLimitsAreRead) {
+  const HostLimits h = host_limits();
+  EXPECT_GT(h.physical_memory_bytes, 1e8);
+  EXPECT_GT(h.max_map_count, 1000);
+  EXPECT_EQ(h.max_actors, (h.max_map_count - 4096) / 2);
+}
+
+}  // namespace
+}  // namespace granary::sim
