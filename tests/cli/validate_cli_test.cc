@@ -46,7 +46,8 @@ TEST(ValidateCli, BadInputExitsTwoWithOneLine) {
   }
   const std::pair<std::string, std::string> runs[] = {
       {"validate " + tmp + "/s.json",
-       "granary: " + tmp + "/s.json: cluster.clients.count: expected an integer >= 1, found -3"},
+       "granary: " + tmp +
+           "/s.json: cluster.clients.count: expected an integer in 1..65536, found -3"},
       {"validate " + tmp + "/typo.json",
        "granary: " + tmp + "/typo.json: clusterr: unknown key (did you mean 'cluster'?)"},
       {"validate " + tmp + "/syntax.json",
