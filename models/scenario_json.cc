@@ -481,6 +481,42 @@ size_t string_start(std::string_view text, size_t last) {
   return std::string_view::npos;
 }
 
+// Offset in a string's text (as written, escapes undecoded) of the first \\uXXXX escape of a
+// surrogate without its partner.
+std::optional<size_t> unpaired_surrogate(std::string_view body) {
+  auto escape_at = [&](size_t i) -> std::optional<unsigned> {
+    if (i + 6 > body.size() || body[i] != '\\' || body[i + 1] != 'u') return std::nullopt;
+    unsigned v = 0;
+    for (size_t k = i + 2; k < i + 6; ++k) {
+      const char c = body[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return v;
+  };
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\') continue;
+    const auto v = escape_at(i);
+    if (!v) {
+      ++i;  // another escape: skip its character
+      continue;
+    }
+    if (*v >= 0xDC00 && *v <= 0xDFFF) return i;
+    if (*v >= 0xD800 && *v <= 0xDBFF) {
+      const auto low = escape_at(i + 6);
+      if (!low || *low < 0xDC00 || *low > 0xDFFF) return i;
+      i += 11;
+      continue;
+    }
+    i += 5;
+  }
+  return std::nullopt;
+}
+
 json parse_json(const Context& ctx, const std::string& source, std::string_view text) {
   check_nesting(source, text);
   DuplicateKeys dups;
@@ -494,26 +530,31 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
     // e.byte counts the characters read; the offending token ends with the last of them.
     std::string what = e.what();
     size_t last = e.byte > 0 ? e.byte - 1 : 0;
-    // A string with a byte that is not UTF-8: name its JSON path, as for a bad value.
-    if (what.find("ill-formed UTF-8") != std::string::npos) {
-      const size_t open = string_start(text, last);
-      if (open != std::string_view::npos) {
-        const std::string_view body = text.substr(open + 1, last + 1 - (open + 1));
-        if (auto problem = json_diag::utf8_problem(body)) {
-          size_t before = open;
-          while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\n' ||
-                                text[before - 1] == '\t' || text[before - 1] == '\r')) {
-            --before;
-          }
-          const bool key = dups.in_object() && before > 0 &&
-                           (text[before - 1] == '{' || text[before - 1] == ',');
-          if (key) {
-            ctx.fail(dups.container_path(),
-                     "expected a key of valid UTF-8 text, found invalid byte" +
-                         problem->substr(problem->find("invalid byte") + 12));
-          }
-          ctx.fail(dups.value_path(), *problem);
+    // A string with a byte that is not UTF-8, or an escape of half a surrogate pair
+    // ("\\udc00"): name its JSON path, as for a bad value.
+    const bool bad_bytes = what.find("ill-formed UTF-8") != std::string::npos;
+    const bool bad_escape = what.find("surrogate U+") != std::string::npos;
+    const size_t open = bad_bytes || bad_escape ? string_start(text, last) : std::string::npos;
+    if (open != std::string_view::npos) {
+      const std::string_view body = text.substr(open + 1, last + 1 - (open + 1));
+      std::optional<std::string> problem;
+      if (bad_bytes) {
+        if (auto p = json_diag::utf8_problem(body)) problem = p->substr(p->find("invalid byte"));
+      } else if (auto at = unpaired_surrogate(body)) {
+        problem = "an unpaired surrogate escape " + std::string(body.substr(*at, 6)) +
+                  " at offset " + std::to_string(*at);
+      }
+      if (problem) {
+        size_t before = open;
+        while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\n' ||
+                              text[before - 1] == '\t' || text[before - 1] == '\r')) {
+          --before;
         }
+        const bool key =
+            dups.in_object() && before > 0 && (text[before - 1] == '{' || text[before - 1] == ',');
+        if (key)
+          ctx.fail(dups.container_path(), "expected a key of valid UTF-8 text, found " + *problem);
+        ctx.fail(dups.value_path(), "expected valid UTF-8 text, found " + *problem);
       }
     }
     // An invalid literal ("tru }") is reported at the character that ended it.
