@@ -601,7 +601,15 @@ template <typename T>
 T resolve(const Obj& o, std::string_view key, Result<T> (*lookup)(std::string_view)) {
   const std::string name = o.string(key, std::nullopt, "a profile name (a string)");
   Result<T> r = lookup(name);
-  if (!r.ok()) o.fail(key, r.status().message());
+  if (!r.ok()) {
+    // The catalog's message names the profile as given ('name'): shorten a long one.
+    std::string message = r.status().message();
+    const std::string given = "'" + name + "'";
+    if (const size_t at = message.find(given); at != std::string::npos) {
+      message.replace(at, given.size(), json_diag::quote(name, '\''));
+    }
+    o.fail(key, message);
+  }
   return std::move(r).value();
 }
 
