@@ -225,7 +225,7 @@ TEST(ScenarioGuard, LongValuesAreShortenedWithTheirLength) {
             "s.json: cluster.storage.drive.profile: unknown drive profile "
             "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…' (a string of 1048576 bytes) (known: "
             "kioxia-cm7r-7.68tb, samsung-pm9a3-7.68tb, micron-5400pro-7.68tb, "
-            "seagate-exos-x20-20tb)"));
+            "seagate-exos-x20-20tb)");
   // nlohmann's own messages echo the whole token.
   EXPECT_EQ(error_of(parse_scenario("{\"granary\": 1, \"name\": \"" + big, "s.json")),
             "s.json:1:1048601: invalid JSON: syntax error while parsing value - invalid string: "
