@@ -880,7 +880,8 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   }
   r.crush_map_path = resolved.string();
   Result<crush::CrushMap> map = crush::load_text_map(r.crush_map_path);
-  if (!map.ok()) o.fail("crush_map", map.status().message());
+  // (One printable line, whatever the map holds.)
+  if (!map.ok()) o.fail("crush_map", json_diag::printable(map.status().message(), 1000));
   int devices = 0;
   for (const auto& [id, name] : map->item_names()) devices += id >= 0 ? 1 : 0;
   const int64_t drives =
