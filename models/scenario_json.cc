@@ -1138,6 +1138,14 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   }
   if (b.stripe_unit_bytes == 0) b.stripe_unit_bytes = b.object_size_bytes;
   b.nodes = o.int32("nodes", {0, cluster.clients.count}, b.nodes);
+  // The images together, like a training set, stay within 2^60 bytes (64-bit byte counters).
+  const int64_t volumes = b.clone ? 1 : (b.nodes > 0 ? b.nodes : cluster.clients.count);
+  if (static_cast<double>(volumes) * static_cast<double>(b.volume_bytes) > kMaxDatasetBytes) {
+    o.ctx().fail(o.has("volume") ? join(o.path_of("volume"), "size_gib") : o.path_of("nodes"),
+                 "expected volumes x volume.size_gib <= 2^60 bytes (1 EiB) in all, found " +
+                     std::to_string(volumes) + " volumes x " +
+                     num(static_cast<double>(b.volume_bytes) / (1024.0 * kMiB)) + " GiB");
+  }
   b.block_bytes =
       o.size_bytes("block_size_kib", kKiB, "KiB", 4 * kKiB, 64 * kMiB, 4 * kKiB, b.block_bytes);
   if (b.block_bytes > b.volume_bytes) {

@@ -137,6 +137,22 @@ TEST(ScenarioGuard, CrossKeyProductsDoNotOverflow) {
   EXPECT_EQ(error_with([](json& j) { j["cluster"]["clients"]["nic"]["price_usd"] = 1e300; }),
             "s.json: cluster.clients.nic.price_usd: expected a number >= 0 and <= 1000000000, "
             "found 1e+300");
+  // 2,048 volumes of 2^20 GiB each would overflow 64-bit byte counts; 1,024 fill 2^60 bytes.
+  EXPECT_EQ(error_with(
+                [](json& j) {
+                  j["cluster"]["clients"]["count"] = 2048;
+                  j["workloads"][0]["volume"]["size_gib"] = 1048576;
+                },
+                "block-4k-random-rados.json"),
+            "s.json: workloads[0].volume.size_gib: expected volumes x volume.size_gib <= 2^60 "
+            "bytes (1 EiB) in all, found 2048 volumes x 1048576 GiB");
+  EXPECT_EQ(error_with(
+                [](json& j) {
+                  j["cluster"]["clients"]["count"] = 1024;
+                  j["workloads"][0]["volume"]["size_gib"] = 1048576;
+                },
+                "block-4k-random-rados.json"),
+            "(no error)");
   // A block workload whose window outlasts the run could only fail at its end.
   EXPECT_EQ(error_with(
                 [](json& j) {
