@@ -255,6 +255,24 @@ TEST(ScenarioGuard, LongValuesAreShortenedWithTheirLength) {
             "read: '\"x\": \\xff'");
 }
 
+// Expectations echo their metric, name and strings in PASS/FAIL lines, reports and JUnit.
+TEST(ScenarioGuard, ExpectationTextsAreOneBoundedLine) {
+  auto with_expect = [](const json& e) {
+    return error_with([&](json& j) { j["expect"] = json::array({e}); });
+  };
+  EXPECT_EQ(with_expect({{"metric", std::string(300, 'm')}, {"at_least", 1}}),
+            "s.json: expect[0].metric: expected at most 256 bytes, found "
+            "\"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm…\" (a string of 300 bytes)");
+  EXPECT_EQ(with_expect({{"metric", "summary.x"}, {"at_least", 1}, {"name", "two\nlines"}}),
+            "s.json: expect[0].name: expected text without control characters (newlines, tabs, "
+            "NUL), found \"two\\nlines\"");
+  EXPECT_EQ(with_expect({{"metric", "fidelity.mode"}, {"equals", std::string(1 << 20, 's')}}),
+            "s.json: expect[0].equals: expected at most 256 bytes, found "
+            "\"ssssssssssssssssssssssssssssss…\" (a string of 1048576 bytes)");
+  EXPECT_EQ(with_expect({{"metric", "bounds.bottleneck"}, {"contains", "storage NICs"}}),
+            "(no error)");
+}
+
 TEST(ScenarioGuard, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_EQ(error_of(parse_scenario(deep, "s.json")),
