@@ -79,6 +79,21 @@ class Parser {
     fail(path, "expected " + what + ", found " + (found ? json_diag::describe(*found) : "nothing"));
   }
 
+  // Metric paths, names and compared strings are echoed in PASS/FAIL lines, reports and
+  // JUnit: one line of text, of a bounded length.
+  void check_text(const std::string& path, const std::string& text) const {
+    constexpr size_t kMaxBytes = 256;
+    if (text.size() > kMaxBytes) {
+      fail(path, "expected at most " + std::to_string(kMaxBytes) + " bytes, found " +
+                     json_diag::quote(text));
+    }
+    if (std::any_of(text.begin(), text.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+      fail(path, "expected text without control characters (newlines, tabs, NUL), found " +
+                     json_diag::quote(text));
+    }
+  }
+
   Expectation one(const json& j, const std::string& path) const {
     if (!j.is_object()) expected(path, "an expectation object", &j);
     for (const auto& [key, value] : j.items()) {
@@ -96,6 +111,7 @@ class Parser {
     const char* metric_what = "a dotted path into the report (such as \"summary.epoch_seconds\")";
     if (!metric || !metric->is_string()) expected(at("metric"), metric_what, metric);
     e.metric = metric->get<std::string>();
+    check_text(at("metric"), e.metric);
     for (const std::string& seg : split_metric(e.metric)) {
       if (seg.empty()) expected(at("metric"), metric_what, metric);
     }
@@ -145,6 +161,7 @@ class Parser {
         if (finite(v)) {
           e.values.push_back(v.get<double>());
         } else if (v.is_string()) {
+          check_text(at(key), v.get<std::string>());
           e.values.push_back(v.get<std::string>());
         } else {
           expected(at(key), "a number or a string", &v);
@@ -158,6 +175,7 @@ class Parser {
         if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
           expected(at(key), "a non-empty string", &v);
         }
+        check_text(at(key), v.get<std::string>());
         e.values.push_back(v.get<std::string>());
         break;
     }
@@ -173,6 +191,7 @@ class Parser {
         expected(at("name"), "a non-empty string", name);
       }
       e.name = name->get<std::string>();
+      check_text(at("name"), e.name);
     }
     return e;
   }

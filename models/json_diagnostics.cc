@@ -10,6 +10,121 @@ namespace granary::models::json_diag {
 
 using json = nlohmann::json;
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at the start of `s` (1..4), or 0 when it is not one
+// (RFC 3629, table 3-7 of the Unicode standard).
+size_t utf8_sequence(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // no overlong forms
+    if (c == 0xED) hi = 0x9F;  // no surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // no overlong forms
+    if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::optional<size_t> invalid_utf8_offset(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_sequence(text.substr(i));
+    if (n == 0) return i;
+    i += n;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// `mark`: the quote character around the text, escaped with backslashes like a backslash
+// itself; 0 for none (nothing but control characters and bytes that are not text escaped).
+std::string printable_text(std::string_view text, size_t max_chars, char mark, bool* shortened) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  size_t chars = 0;
+  *shortened = false;
+  for (size_t i = 0; i < text.size();) {
+    if (chars == max_chars) {
+      *shortened = true;
+      return out + "\u2026";
+    }
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const size_t n = utf8_sequence(text.substr(i));
+    ++chars;
+    if (n == 0) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7F) {
+      switch (c) {
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+      }
+    } else if (mark != 0 && (c == static_cast<unsigned char>(mark) || c == '\\')) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else {
+      out.append(text.substr(i, n));
+    }
+    i += n;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t max_chars) {
+  bool shortened = false;
+  return printable_text(text, max_chars, 0, &shortened);
+}
+
+std::string quote(std::string_view text, char mark, size_t max_chars) {
+  bool shortened = false;
+  std::string out = mark + printable_text(text, max_chars, mark, &shortened) + mark;
+  if (shortened) out += " (a string of " + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+std::optional<std::string> utf8_problem(std::string_view text) {
+  const auto at = invalid_utf8_offset(text);
+  if (!at) return std::nullopt;
+  static const char* hex = "0123456789abcdef";
+  const unsigned char c = static_cast<unsigned char>(text[*at]);
+  return std::string("expected valid UTF-8 text, found invalid byte 0x") + hex[c >> 4] +
+         hex[c & 15] + " at offset " + std::to_string(*at);
+}
+
 std::string describe(const json& j) {
   switch (j.type()) {
     case json::value_t::object:
@@ -19,24 +134,21 @@ std::string describe(const json& j) {
     case json::value_t::number_float:
       if (!std::isfinite(j.get<double>())) return "a non-finite number";
       return j.dump();
-    case json::value_t::string: {
-      std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
-      if (s.size() > 60) s = s.substr(0, 56) + "...\"";
-      return s;
-    }
+    case json::value_t::string:
+      return quote(j.get_ref<const std::string&>());
     default:
       return j.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }
 
 std::string join(const std::string& path, std::string_view key) {
-  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
+  const bool plain =
+      !key.empty() && key.size() <= kEchoChars && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-' || c == '.';
+      });
   if (!plain) {
-    return path + "[" +
-           json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
+    return path + "[" + quote(key) + "]";
   }
   return path.empty() ? std::string(key) : path + "." + std::string(key);
 }
@@ -70,6 +182,10 @@ std::optional<std::string> closest(std::string_view name,
   std::string_view best;
   size_t best_d = std::numeric_limits<size_t>::max();
   for (std::string_view k : known) {
+    // The distance is at least the difference in length: skip (without the quadratic table)
+    // names that cannot be close, a 1 MiB key among them.
+    const size_t gap = name.size() > k.size() ? name.size() - k.size() : k.size() - name.size();
+    if (gap > std::max<size_t>(2, name.size() / 3)) continue;
     const size_t d = edit_distance(name, k);
     if (d < best_d) best_d = d, best = k;
   }

@@ -15,11 +15,34 @@
 namespace granary::models::json_diag {
 
 // A JSON value as the "found ..." part of a message: short and on one line ("an object",
-// "an empty array", "-3", "\"text\"", "true").
+// "an empty array", "-3", "\"text\"", "true"); a long string is shortened by quote().
 std::string describe(const nlohmann::json& value);
 
-// "cluster" + "clients" -> "cluster.clients"; a key with odd characters is quoted
-// (`cluster["odd key"]`) so that a path stays one line.
+// The longest text, in characters, that messages echo before shortening it.
+inline constexpr size_t kEchoChars = 30;
+
+// Offset of the first byte of `text` that does not start (or continue) a well-formed UTF-8
+// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF); nullopt when
+// the whole text is valid UTF-8.
+std::optional<size_t> invalid_utf8_offset(std::string_view text);
+
+// `text` made safe for a one-line message: control characters as JSON escapes ("\n",
+// "\u0001"), bytes that are not valid UTF-8 as "\xff", at most `max_chars` characters kept,
+// then "…" when shortened. Linear in the characters kept. quote() also escapes its quote
+// character and backslashes.
+std::string printable(std::string_view text, size_t max_chars = kEchoChars);
+
+// A string value as messages echo it: "\"text\"", or for a long one
+// "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\" (a string of 1048576 bytes)"; `mark` is the quote
+// character ('\'' for names, as in "workload 'unet3d'"); file paths keep more characters.
+std::string quote(std::string_view text, char mark = '"', size_t max_chars = kEchoChars);
+
+// "expected valid UTF-8 text, found invalid byte 0xff at offset 3" for a text that is not
+// valid UTF-8; nullopt for one that is.
+std::optional<std::string> utf8_problem(std::string_view text);
+
+// "cluster" + "clients" -> "cluster.clients"; a key with odd characters, or a long one, is
+// quoted and shortened (`cluster["odd key"]`) so that a path stays one line.
 std::string join(const std::string& path, std::string_view key);
 
 // "a, b, c".
@@ -28,7 +51,8 @@ std::string list(const std::vector<std::string>& names);
 // Optimal string alignment distance (Levenshtein plus adjacent transpositions), ignoring case.
 size_t edit_distance(std::string_view a, std::string_view b);
 
-// The known name closest to `name` when it is close enough to be a typo of it.
+// The known name closest to `name` when it is close enough to be a typo of it. Names much
+// longer than every known one are never close: no distance is computed for them.
 std::optional<std::string> closest(std::string_view name,
                                    const std::vector<std::string_view>& known);
 

@@ -36,6 +36,10 @@ constexpr int64_t kIntMax = std::numeric_limits<int64_t>::max();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * 1024;
+// Files read: a scenario, and the CRUSH map it names (a text map of 65,536 OSDs and their
+// buckets is a few MiB).
+constexpr uint64_t kMaxScenarioBytes = 64 * kMiB;
+constexpr uint64_t kMaxCrushMapBytes = 64 * kMiB;
 
 struct ScenarioError {
   std::string message;
@@ -85,6 +89,34 @@ struct NumRange {
 
 const NumRange kPositive{0, true};
 const NumRange kNonNegative{0, false};
+
+// ---- the limits of what Granary simulates (docs/scenario-format.md, "Ranges")
+
+// Prices: a billion dollars per part keeps every sum of them finite and exact to the cent.
+const NumRange kPrice{0, false, 1e9};
+// Bandwidths in GB/s or Gb/s: from 1 MB/s (slower than any link or drive Granary models) to
+// 100 TB/s (far above any NIC, drive or memory bus).
+const NumRange kGbytesPerS{0.001, false, 1e5};
+// Host memory, GiB: up to 64 TiB per node (the largest servers hold 32 TiB).
+const NumRange kMemoryGib{0, true, 65536};
+// Compute time of one step: up to 10^6 s.
+const NumRange kStepSeconds{0, true, 1e6};
+// Client (GPU) nodes: the largest GPU clusters have ~100,000 GPUs, ~12,500 nodes of 8;
+// 65,536 nodes x 64 accelerators keeps ranks within int32 and topologies within memory.
+constexpr int64_t kMaxClientNodes = 65536;
+// OSDs (drives) over all storage servers: the largest Ceph clusters have tens of thousands;
+// 65,536 bounds the OSD arrays, CRUSH buckets and simulated drives.
+constexpr int64_t kMaxDrives = 65536;
+// A generated CRUSH map weighs each OSD its capacity in TiB, 16.16 fixed point: the root
+// bucket's weight (every drive's) must fit Ceph's 32-bit bucket weight, 65535.
+constexpr double kMaxCrushWeightTib = 65535;
+// Files of a training set: 2^40 (1.1 x 10^12; LAION-5B has 5.85 x 10^9 samples) keeps file
+// indexes, files x samples_per_file and byte counts exact.
+constexpr int64_t kMaxFiles = int64_t{1} << 40;
+// Bytes of a training set, or a checkpoint: 2^60 (1 EiB); byte counters are 64-bit.
+constexpr double kMaxDatasetBytes = 1152921504606846976.0;  // 2^60
+// A sample: up to 64 GiB (a drawn size is at least 1 byte).
+const NumRange kSampleMib{0, true, 65536};
 
 std::optional<int64_t> as_integer(const json& j) {
   if (j.is_number_integer() && !j.is_number_unsigned()) return j.get<int64_t>();
@@ -191,6 +223,17 @@ class Obj {
     }
     if (!v->is_string() || v->get_ref<const std::string&>().empty()) expected(key, what);
     return v->get<std::string>();
+  }
+  // A name shown in reports and one-line summaries: a non-empty string without control
+  // characters (a newline would break the line, a NUL a C string).
+  std::string name(std::string_view key, std::optional<std::string> def) const {
+    std::string v = string(key, std::move(def));
+    if (std::any_of(v.begin(), v.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; })) {
+      fail(key, "expected a name without control characters (newlines, tabs, NUL), found " +
+                    json_diag::quote(v));
+    }
+    return v;
   }
   std::string text(std::string_view key) const {  // any string, empty included
     const json* v = find(key);
@@ -338,6 +381,18 @@ class DuplicateKeys {
     return true;
   }
   const std::optional<std::string>& duplicate() const { return duplicate_; }
+  // While parsing: whether the innermost open container is an object, the path of the value
+  // being read (its key or index included), and the path of the innermost container.
+  bool in_object() const { return !frames_.empty() && !frames_.back().is_array; }
+  std::string value_path() const { return path(); }
+  std::string container_path() const {
+    std::string p;
+    for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      p = f.is_array ? p + "[" + std::to_string(f.index) + "]" : join(p, f.key);
+    }
+    return p;
+  }
 
  private:
   struct Frame {
@@ -357,7 +412,113 @@ class DuplicateKeys {
   std::optional<std::string> duplicate_;
 };
 
+// nlohmann's "...; last read: '<token>'" echoes the whole token (a 1 MiB string that never
+// ends, a byte that is not UTF-8): keep it short and printable.
+std::string tidy_nlohmann_message(std::string what) {
+  const std::string marker = "; last read: '";
+  const size_t at = what.find(marker);
+  if (at != std::string::npos && what.size() >= at + marker.size() + 1 && what.back() == '\'') {
+    const std::string_view token =
+        std::string_view(what).substr(at + marker.size(), what.size() - at - marker.size() - 1);
+    if (token.size() > json_diag::kEchoChars || json_diag::invalid_utf8_offset(token)) {
+      std::string shown = json_diag::printable(token);
+      if (token.size() > json_diag::kEchoChars) {
+        shown += "' (" + std::to_string(token.size()) + " bytes)";
+      } else {
+        shown += "'";
+      }
+      what = what.substr(0, at + marker.size()) + shown;
+    }
+  }
+  // Anything else nlohmann quotes (a number that overflows) is shortened the same way.
+  if (what.size() > 200 || json_diag::invalid_utf8_offset(what)) {
+    what = json_diag::printable(what, 200);
+  }
+  return one_line(what);
+}
+
+// Scenario files nest a few levels deep; nlohmann's parser and the code walking its result
+// need not face 100,000 levels. A pre-scan skipping strings and comments finds the bracket
+// that goes too deep.
+constexpr int kMaxNestingDepth = 64;
+
+void check_nesting(const std::string& source, std::string_view text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth) {
+        const LineCol lc = line_col(text, i);
+        throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+                            ": invalid JSON: arrays and objects nested more than " +
+                            std::to_string(kMaxNestingDepth) +
+                            " deep (a scenario file needs fewer than 10)"};
+      }
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+}
+
+// The string holding the byte at `last` (inside it): the offset of its opening quote.
+size_t string_start(std::string_view text, size_t last) {
+  for (size_t i = std::min(last, text.size()); i-- > 0;) {
+    if (text[i] == '\n') break;
+    if (text[i] != '"') continue;
+    size_t backslashes = 0;
+    for (size_t k = i; k-- > 0 && text[k] == '\\';) ++backslashes;
+    if (backslashes % 2 == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
+// Offset in a string's text (as written, escapes undecoded) of the first \\uXXXX escape of a
+// surrogate without its partner.
+std::optional<size_t> unpaired_surrogate(std::string_view body) {
+  auto escape_at = [&](size_t i) -> std::optional<unsigned> {
+    if (i + 6 > body.size() || body[i] != '\\' || body[i + 1] != 'u') return std::nullopt;
+    unsigned v = 0;
+    for (size_t k = i + 2; k < i + 6; ++k) {
+      const char c = body[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + static_cast<unsigned>(d);
+    }
+    return v;
+  };
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\') continue;
+    const auto v = escape_at(i);
+    if (!v) {
+      ++i;  // another escape: skip its character
+      continue;
+    }
+    if (*v >= 0xDC00 && *v <= 0xDFFF) return i;
+    if (*v >= 0xD800 && *v <= 0xDBFF) {
+      const auto low = escape_at(i + 6);
+      if (!low || *low < 0xDC00 || *low > 0xDFFF) return i;
+      i += 11;
+      continue;
+    }
+    i += 5;
+  }
+  return std::nullopt;
+}
+
 json parse_json(const Context& ctx, const std::string& source, std::string_view text) {
+  check_nesting(source, text);
   DuplicateKeys dups;
   json j;
   try {
@@ -369,6 +530,33 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
     // e.byte counts the characters read; the offending token ends with the last of them.
     std::string what = e.what();
     size_t last = e.byte > 0 ? e.byte - 1 : 0;
+    // A string with a byte that is not UTF-8, or an escape of half a surrogate pair
+    // ("\\udc00"): name its JSON path, as for a bad value.
+    const bool bad_bytes = what.find("ill-formed UTF-8") != std::string::npos;
+    const bool bad_escape = what.find("surrogate U+") != std::string::npos;
+    const size_t open = bad_bytes || bad_escape ? string_start(text, last) : std::string::npos;
+    if (open != std::string_view::npos) {
+      const std::string_view body = text.substr(open + 1, last + 1 - (open + 1));
+      std::optional<std::string> problem;
+      if (bad_bytes) {
+        if (auto p = json_diag::utf8_problem(body)) problem = p->substr(p->find("invalid byte"));
+      } else if (auto at = unpaired_surrogate(body)) {
+        problem = "an unpaired surrogate escape " + std::string(body.substr(*at, 6)) +
+                  " at offset " + std::to_string(*at);
+      }
+      if (problem) {
+        size_t before = open;
+        while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\n' ||
+                              text[before - 1] == '\t' || text[before - 1] == '\r')) {
+          --before;
+        }
+        const bool key =
+            dups.in_object() && before > 0 && (text[before - 1] == '{' || text[before - 1] == ',');
+        if (key)
+          ctx.fail(dups.container_path(), "expected a key of valid UTF-8 text, found " + *problem);
+        ctx.fail(dups.value_path(), "expected valid UTF-8 text, found " + *problem);
+      }
+    }
     // An invalid literal ("tru }") is reported at the character that ended it.
     if (what.find("invalid literal") != std::string::npos && last > 0 && last < text.size() &&
         (text[last] == ' ' || text[last] == '\n' || text[last] == '\t' || text[last] == '\r' ||
@@ -380,7 +568,7 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
     const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
-                        ": invalid JSON: " + one_line(what)};
+                        ": invalid JSON: " + tidy_nlohmann_message(what)};
   } catch (const json::exception& e) {
     // Number overflow ("number overflow parsing '1e400'") carries no position: find the token.
     std::string what = e.what();
@@ -395,8 +583,13 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
         const LineCol lc = line_col(text, pos);
         where += ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
       }
+      const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
+      if (token.size() > json_diag::kEchoChars) {
+        what = what.substr(0, q1 + 1) + json_diag::printable(token) + "' (" +
+               std::to_string(token.size()) + " characters)" + what.substr(q2 + 1);
+      }
     }
-    throw ScenarioError{where + ": invalid JSON: " + one_line(what)};
+    throw ScenarioError{where + ": invalid JSON: " + tidy_nlohmann_message(what)};
   }
   if (dups.duplicate()) ctx.fail(*dups.duplicate(), "duplicate key (the object has it earlier)");
   return j;
@@ -408,7 +601,15 @@ template <typename T>
 T resolve(const Obj& o, std::string_view key, Result<T> (*lookup)(std::string_view)) {
   const std::string name = o.string(key, std::nullopt, "a profile name (a string)");
   Result<T> r = lookup(name);
-  if (!r.ok()) o.fail(key, r.status().message());
+  if (!r.ok()) {
+    // The catalog's message names the profile as given ('name'): shorten a long one.
+    std::string message = r.status().message();
+    const std::string given = "'" + name + "'";
+    if (const size_t at = message.find(given); at != std::string::npos) {
+      message.replace(at, given.size(), json_diag::quote(name, '\''));
+    }
+    o.fail(key, message);
+  }
   return std::move(r).value();
 }
 
@@ -418,16 +619,18 @@ DriveProfile parse_drive(const Obj& o) {
       "kind",
       {{"nvme", DriveKind::kNvme}, {"sata-ssd", DriveKind::kSataSsd}, {"hdd", DriveKind::kHdd}},
       d.kind);
-  d.capacity_tb = o.number("capacity_tb", kPositive, d.capacity_tb);
-  d.read_gbytes_per_s = o.number("read_gbytes_per_s", kPositive, d.read_gbytes_per_s);
-  d.write_gbytes_per_s = o.number("write_gbytes_per_s", kPositive, d.write_gbytes_per_s);
-  d.read_kiops = o.number("read_kiops", kPositive, d.read_kiops);
-  d.write_kiops = o.number("write_kiops", kPositive, d.write_kiops);
+  // 1 GB (a CRUSH weight of at least 1/65536 TiB) to 1 PB.
+  d.capacity_tb = o.number("capacity_tb", {0.001, false, 1000}, d.capacity_tb);
+  d.read_gbytes_per_s = o.number("read_gbytes_per_s", kGbytesPerS, d.read_gbytes_per_s);
+  d.write_gbytes_per_s = o.number("write_gbytes_per_s", kGbytesPerS, d.write_gbytes_per_s);
+  // One I/O per second to 10^8.
+  d.read_kiops = o.number("read_kiops", {0.001, false, 1e5}, d.read_kiops);
+  d.write_kiops = o.number("write_kiops", {0.001, false, 1e5}, d.write_kiops);
   const NumRange latency{0, true, 1e6};  // up to one second
   d.read_latency_us = o.number("read_latency_us", latency, d.read_latency_us);
   d.write_latency_us = o.number("write_latency_us", latency, d.write_latency_us);
   d.queue_depth = o.int32("queue_depth", {1, 65535}, d.queue_depth);
-  d.price_usd = o.number("price_usd", kNonNegative, d.price_usd);
+  d.price_usd = o.number("price_usd", kPrice, d.price_usd);
   return d;
 }
 
@@ -435,10 +638,10 @@ NicSpec parse_nic(const Obj& o) {
   NicSpec n;
   n.profile = resolve<NicProfile>(o, "profile", &nic_profile);
   n.count = o.int32("count", {1, 64}, 1);
-  n.profile.gbps = o.number("gbps", {0, true, 100000}, n.profile.gbps);
+  n.profile.gbps = o.number("gbps", kGbytesPerS, n.profile.gbps);
   n.profile.ports = o.int32("ports", {1, 16}, n.profile.ports);
   n.profile.latency_us = o.number("latency_us", {0, false, 1e6}, n.profile.latency_us);
-  n.profile.price_usd = o.number("price_usd", kNonNegative, n.profile.price_usd);
+  n.profile.price_usd = o.number("price_usd", kPrice, n.profile.price_usd);
   return n;
 }
 
@@ -459,14 +662,14 @@ AcceleratorProfile parse_accelerator(const Obj& clients) {
     if (!steps->is_object()) o.expected("compute_s_per_step", "an object of seconds by workload");
     const std::string path = o.path_of("compute_s_per_step");
     for (const auto& [name, seconds] : steps->items()) {
-      if (!seconds.is_number() || !kPositive.contains(seconds.get<double>())) {
-        o.ctx().expected(join(path, name), kPositive.describe(), &seconds);
+      if (!seconds.is_number() || !kStepSeconds.contains(seconds.get<double>())) {
+        o.ctx().expected(join(path, name), kStepSeconds.describe(), &seconds);
       }
       a.compute_s_per_step[name] = seconds.get<double>();
     }
   }
-  a.host_memory_gib = o.number("host_memory_gib", kNonNegative, a.host_memory_gib);
-  a.price_usd = o.number("price_usd", kNonNegative, a.price_usd);
+  a.host_memory_gib = o.number("host_memory_gib", {0, false, 65536}, a.host_memory_gib);
+  a.price_usd = o.number("price_usd", kPrice, a.price_usd);
   return a;
 }
 
@@ -491,7 +694,7 @@ ProtocolProfile parse_protocol(const Obj& storage, StorageDesign design) {
     p.server_cpu_us_per_op =
         o.number("server_cpu_us_per_op", {0, false, 1e6}, p.server_cpu_us_per_op);
     p.cpu_us_per_mib = o.number("cpu_us_per_mib", {0, false, 1e6}, p.cpu_us_per_mib);
-    p.efficiency = o.number("efficiency", {0, true, 1}, p.efficiency);
+    p.efficiency = o.number("efficiency", {0.001, false, 1}, p.efficiency);
     p.zero_copy = o.boolean("zero_copy", p.zero_copy);
   } else {
     storage.expected("protocol", "a protocol name or an object with a 'profile'");
@@ -513,11 +716,11 @@ FabricSpec parse_fabric(const Obj& o) {
                                          {"fat-tree", FabricTopology::kFatTree},
                                          {"rail-optimized", FabricTopology::kRailOptimized}},
                                         f.topology);
-  f.link_gbps = o.number("link_gbps", {0, true, 100000}, f.link_gbps);
+  f.link_gbps = o.number("link_gbps", kGbytesPerS, f.link_gbps);
   f.link_latency_us = o.number("link_latency_us", {0, false, 1e6}, f.link_latency_us);
   f.hosts_per_leaf = o.int32("hosts_per_leaf", {1, 4096}, f.hosts_per_leaf);
   f.uplinks_per_leaf = o.int32("uplinks_per_leaf", {0, 4096}, f.uplinks_per_leaf);
-  f.oversubscription = o.number("oversubscription", {0, true, 1000}, f.oversubscription);
+  f.oversubscription = o.number("oversubscription", {0.01, false, 1000}, f.oversubscription);
   f.spines = o.int32("spines", {0, 4096}, f.spines);
   f.pods = o.int32("pods", {0, 4096}, f.pods);
   f.leaves_per_pod = o.int32("leaves_per_pod", {0, 4096}, f.leaves_per_pod);
@@ -533,25 +736,32 @@ ClusterSpec parse_cluster(const Obj& o) {
         o.object("clients", {"count", "accelerator", "accelerators_per_node", "nic",
                              "memory_bandwidth_gbytes_per_s", "memory_gib", "gpudirect_storage"});
     ClientNodesSpec& s = c.clients;
-    s.count = cl.int32("count", {1}, std::nullopt);
+    s.count = cl.int32("count", {1, kMaxClientNodes}, std::nullopt);
     s.accelerator = parse_accelerator(cl);
     s.accelerators_per_node = cl.int32("accelerators_per_node", {1, 64}, s.accelerators_per_node);
     s.nic = parse_nic(cl.object("nic", kNicKeys));
     s.memory_bandwidth_gbytes_per_s =
-        cl.number("memory_bandwidth_gbytes_per_s", kPositive, s.memory_bandwidth_gbytes_per_s);
-    s.memory_gib = cl.number("memory_gib", kPositive, s.memory_gib);
+        cl.number("memory_bandwidth_gbytes_per_s", kGbytesPerS, s.memory_bandwidth_gbytes_per_s);
+    s.memory_gib = cl.number("memory_gib", kMemoryGib, s.memory_gib);
     s.gpudirect_storage = cl.boolean("gpudirect_storage", s.gpudirect_storage);
   }
   {
     const Obj st = o.object("storage", {"count", "drive", "nic", "cpu_cores"});
     StorageNodesSpec& s = c.storage;
-    s.count = st.int32("count", {1}, std::nullopt);
+    s.count = st.int32("count", {1, kMaxDrives}, std::nullopt);
     const Obj drive =
         st.object("drive", {"profile", "count", "kind", "capacity_tb", "read_gbytes_per_s",
                             "write_gbytes_per_s", "read_kiops", "write_kiops", "read_latency_us",
                             "write_latency_us", "queue_depth", "price_usd"});
     s.drive = parse_drive(drive);
     s.drives_per_node = drive.int32("count", {1, 1024}, s.drives_per_node);
+    // Checked here, before anything is built from it (a topology, a CRUSH map).
+    if (int64_t{s.count} * s.drives_per_node > kMaxDrives) {
+      drive.fail("count", "expected storage.count x drive.count <= " + std::to_string(kMaxDrives) +
+                              " drives (OSDs) in all, found " + std::to_string(s.count) + " x " +
+                              std::to_string(s.drives_per_node) + " = " +
+                              std::to_string(int64_t{s.count} * s.drives_per_node));
+    }
     s.nic = parse_nic(st.object("nic", kNicKeys));
     s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
   }
@@ -593,7 +803,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
     const Obj rc =
         o.object("recovery", {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
                               "max_backfills", "recovery_max_active", "recovery_sleep_s",
-                              "recovery_mib_per_s_per_osd"});
+                              "recovery_mib_per_s_per_osd", "drive_afr"});
     RecoverySpec& v = r.recovery;
     v.heartbeat_interval_s =
         rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
@@ -622,17 +832,56 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
                                                " = " + std::to_string(shards)
                                          : std::to_string(shards)));
     }
+    // The map the run generates weighs each OSD its capacity in TiB (16.16 fixed point, as
+    // sim/runner.cc builds it); its root must stay within CRUSH's 32-bit bucket weight.
+    const double tib = cluster.storage.drive.capacity_tb * 1e12 / std::ldexp(1.0, 40);
+    const uint64_t device_weight = static_cast<uint64_t>(tib * crush::kWeightOne);
+    const int64_t drives = int64_t{cluster.storage.count} * cluster.storage.drives_per_node;
+    if (device_weight * static_cast<uint64_t>(drives) > crush::kMaxBucketWeight) {
+      o.fail("crush_map",
+             "expected a CRUSH map for a pool of more than " + num(kMaxCrushWeightTib) +
+                 " TiB (a generated map weighs each OSD its TiB, and a CRUSH bucket weighs at "
+                 "most 65535), found none for " +
+                 std::to_string(cluster.storage.count) + " storage nodes x " +
+                 std::to_string(cluster.storage.drives_per_node) + " drives x " + num(tib) +
+                 " TiB = " + num(std::round(tib * static_cast<double>(drives))) + " TiB");
+    }
     return r;
   }
   const std::string rel = o.string("crush_map", std::nullopt, "a path to a CRUSH map (a string)");
+  if (rel.find('\0') != std::string::npos) {
+    o.fail("crush_map", "expected a file path, found " + describe(*o.find("crush_map")) +
+                            ", which holds a NUL character");
+  }
   const fs::path resolved = (o.ctx().base_dir() / rel).lexically_normal();
+  const std::string shown = json_diag::quote(resolved.string(), '\'', 256);
+  if (auto bad = json_diag::utf8_problem(resolved.string())) {
+    o.fail("crush_map", "the path " + shown + " is not valid UTF-8 (" + *bad + ")");
+  }
+  // Only a regular file of a bounded size is read: not a directory, a FIFO or a device
+  // (/dev/zero would never end), nor a file larger than any CRUSH map.
   std::error_code ec;
-  if (!fs::is_regular_file(resolved, ec)) {
-    o.fail("crush_map", "expected a CRUSH map file, found no file at '" + resolved.string() + "'");
+  const fs::file_status st = fs::status(resolved, ec);
+  if (!fs::exists(st)) {
+    o.fail("crush_map", "expected a CRUSH map file, found no file at " + shown);
+  }
+  if (!fs::is_regular_file(st)) {
+    o.fail("crush_map", "expected a CRUSH map file, found " +
+                            std::string(fs::is_directory(st) ? "a directory" : "a special file") +
+                            " at " + shown);
+  }
+  const uintmax_t map_bytes = fs::file_size(resolved, ec);
+  if (ec || map_bytes > kMaxCrushMapBytes) {
+    o.fail("crush_map", "expected a CRUSH map file of at most " +
+                            std::to_string(kMaxCrushMapBytes / kMiB) + " MiB, found " +
+                            (ec ? std::string("a file whose size cannot be read")
+                                : std::to_string(map_bytes) + " bytes") +
+                            " at " + shown);
   }
   r.crush_map_path = resolved.string();
   Result<crush::CrushMap> map = crush::load_text_map(r.crush_map_path);
-  if (!map.ok()) o.fail("crush_map", map.status().message());
+  // (One printable line, whatever the map holds.)
+  if (!map.ok()) o.fail("crush_map", json_diag::printable(map.status().message(), 1000));
   int devices = 0;
   for (const auto& [id, name] : map->item_names()) devices += id >= 0 ? 1 : 0;
   const int64_t drives =
@@ -674,7 +923,7 @@ PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
   if (o.has("mds")) {
     const Obj mds = o.object("mds", {"count", "ops_per_s", "latency_us"});
     p.mds_count = mds.int32("count", {1, 256}, p.mds_count);
-    p.mds_ops_per_s = mds.number("ops_per_s", kPositive, p.mds_ops_per_s);
+    p.mds_ops_per_s = mds.number("ops_per_s", {0.001, false, 1e9}, p.mds_ops_per_s);
     p.mds_latency_us = mds.number("latency_us", {0, true, 1e6}, p.mds_latency_us);
   }
   // Lustre stripe sizes are multiples of 64 KiB, at most 4 GiB.
@@ -759,39 +1008,48 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
     t = resolve<TrainingWorkload>(o, "mlperf", &mlperf_workload);
     preset = t.name;
   }
-  w.name = o.string("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+  w.name = o.name("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
   if (preset.empty()) t.name = w.name;
   const bool have_preset = !preset.empty();
   if (o.has("sample_size_mib") || !have_preset) {
     // Given keys replace the preset's; without a preset the mean is required.
     const Obj size = o.object("sample_size_mib", {"mean", "stddev"});
     if (size.has("mean") || !have_preset) {
-      t.sample_bytes_mean = size.number("mean", kPositive, std::nullopt) * kMiB;
+      t.sample_bytes_mean = size.number("mean", kSampleMib, std::nullopt) * kMiB;
     }
     if (size.has("stddev") || !have_preset) {
-      t.sample_bytes_stddev = size.number("stddev", kNonNegative, 0.0) * kMiB;
+      t.sample_bytes_stddev = size.number("stddev", {0, false, 65536}, 0.0) * kMiB;
     }
   }
   t.samples_per_file = o.int32("samples_per_file", {1, 100000000}, t.samples_per_file);
-  t.files = o.integer("files", {1, kIntMax},
+  t.files = o.integer("files", {1, kMaxFiles},
                       have_preset ? std::optional<int64_t>(t.files) : std::nullopt);
+  const double dataset_bytes =
+      static_cast<double>(t.files) * t.samples_per_file * t.sample_bytes_mean;
+  if (dataset_bytes > kMaxDatasetBytes) {
+    o.fail("files",
+           "expected files x samples_per_file x sample_size_mib.mean <= 2^60 bytes "
+           "(1 EiB), found " +
+               std::to_string(t.files) + " x " + std::to_string(t.samples_per_file) + " x " +
+               num(t.sample_bytes_mean / kMiB) + " MiB = " + num(dataset_bytes) + " bytes");
+  }
   t.batch_size = o.int32("batch_size", {1, 1000000}, t.batch_size);
   t.read_threads = o.int32("read_threads", {1, 256}, t.read_threads);
   t.prefetch_batches = o.int32("prefetch_batches", {0, 1024}, t.prefetch_batches);
   if (o.has("compute_s_per_step")) {
-    t.compute_s_per_step = o.number("compute_s_per_step", {0, true, 1e6}, std::nullopt);
+    t.compute_s_per_step = o.number("compute_s_per_step", kStepSeconds, std::nullopt);
   } else {
     auto it = accelerator.compute_s_per_step.find(t.name);
     if (it == accelerator.compute_s_per_step.end()) {
       o.fail("compute_s_per_step", "expected a number > 0 (accelerator '" + accelerator.name +
-                                       "' has no compute time for '" + t.name +
-                                       "'), found nothing");
+                                       "' has no compute time for " +
+                                       json_diag::quote(t.name, '\'') + "), found nothing");
     }
     t.compute_s_per_step = it->second;
   }
   t.epochs = o.int32("epochs", {1, 1000000}, t.epochs);
   t.au_threshold = o.number("au_threshold", {0, true, 1}, t.au_threshold);
-  if (o.has("file_format")) t.file_format = o.string("file_format", std::nullopt);
+  if (o.has("file_format")) t.file_format = o.name("file_format", std::nullopt);
   w.training = t;
   return w;
 }
@@ -814,24 +1072,27 @@ WorkloadSpec parse_checkpoint(const Obj& o, const ClusterSpec& cluster) {
     c = resolve<CheckpointWorkload>(o, "mlperf", &mlperf_checkpoint);
     preset = c.name;
   }
-  w.name = o.string("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
+  w.name = o.name("name", preset.empty() ? std::nullopt : std::optional<std::string>(preset));
   if (preset.empty()) c.name = w.name;
   const bool have_preset = !preset.empty();
   auto need = [&](double v) { return have_preset ? std::optional<double>(v) : std::nullopt; };
-  c.model_gb = o.number("model_gb", kNonNegative, need(c.model_gb));
-  c.optimizer_gb = o.number("optimizer_gb", kNonNegative, need(c.optimizer_gb));
+  // Up to 10^6 GB (1 PB) each: llama3-1t's are 2,571 and 15,426 GB.
+  c.model_gb = o.number("model_gb", {0, false, 1e6}, need(c.model_gb));
+  c.optimizer_gb = o.number("optimizer_gb", {0, false, 1e6}, need(c.optimizer_gb));
   if (c.total_gb() <= 0) o.fail("model_gb", "expected model_gb + optimizer_gb > 0, found 0");
   c.tensor_parallel = o.int32("tensor_parallel", {1, 1000000}, c.tensor_parallel);
   c.pipeline_parallel = o.int32("pipeline_parallel", {1, 1000000}, c.pipeline_parallel);
   c.data_parallel = o.int32("data_parallel", {1, 1000000}, c.data_parallel);
   const int64_t accelerators =
       int64_t{cluster.clients.count} * cluster.clients.accelerators_per_node;
-  if (c.ranks() > accelerators) {
+  // (In 64 bits: 10^6 x 10^6 x 10^6 would overflow CheckpointWorkload::ranks()'s int.)
+  const int64_t ranks = int64_t{c.tensor_parallel} * c.pipeline_parallel * int64_t{c.data_parallel};
+  if (ranks > accelerators) {
     o.fail("data_parallel",
            "expected tensor_parallel x pipeline_parallel x data_parallel <= " +
                std::to_string(accelerators) + " accelerators (one rank each), found " +
                std::to_string(c.tensor_parallel) + " x " + std::to_string(c.pipeline_parallel) +
-               " x " + std::to_string(c.data_parallel) + " = " + std::to_string(c.ranks()));
+               " x " + std::to_string(c.data_parallel) + " = " + std::to_string(ranks));
   }
   c.checkpoints = o.int32("checkpoints", {1, 1000}, c.checkpoints);
   c.read_back = o.boolean("read_back", c.read_back);
@@ -850,7 +1111,7 @@ const std::vector<std::string_view> kBootKeys = {"volume",      "nodes",        
 WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind kind) {
   WorkloadSpec w;
   w.kind = kind;
-  w.name = o.string("name", std::string(kind == WorkloadKind::kBlock ? "block" : "boot-storm"));
+  w.name = o.name("name", std::string(kind == WorkloadKind::kBlock ? "block" : "boot-storm"));
   BlockWorkload b;
   if (o.has("volume")) {
     const Obj v = o.object(
@@ -877,6 +1138,14 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   }
   if (b.stripe_unit_bytes == 0) b.stripe_unit_bytes = b.object_size_bytes;
   b.nodes = o.int32("nodes", {0, cluster.clients.count}, b.nodes);
+  // The images together, like a training set, stay within 2^60 bytes (64-bit byte counters).
+  const int64_t volumes = b.clone ? 1 : (b.nodes > 0 ? b.nodes : cluster.clients.count);
+  if (static_cast<double>(volumes) * static_cast<double>(b.volume_bytes) > kMaxDatasetBytes) {
+    o.ctx().fail(o.has("volume") ? join(o.path_of("volume"), "size_gib") : o.path_of("nodes"),
+                 "expected volumes x volume.size_gib <= 2^60 bytes (1 EiB) in all, found " +
+                     std::to_string(volumes) + " volumes x " +
+                     num(static_cast<double>(b.volume_bytes) / (1024.0 * kMiB)) + " GiB");
+  }
   b.block_bytes =
       o.size_bytes("block_size_kib", kKiB, "KiB", 4 * kKiB, 64 * kMiB, 4 * kKiB, b.block_bytes);
   if (b.block_bytes > b.volume_bytes) {
@@ -973,8 +1242,9 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
       w = parse_workload(o, accelerator);
     }
     if (auto it = seen.find(w.name); it != seen.end()) {
-      o.fail("name", "expected a name no other workload has, found '" + w.name +
-                         "' (also workloads[" + std::to_string(it->second) + "])");
+      o.fail("name", "expected a name no other workload has, found " +
+                         json_diag::quote(w.name, '\'') + " (also workloads[" +
+                         std::to_string(it->second) + "])");
     }
     seen[w.name] = i;
     out.push_back(std::move(w));
@@ -1101,7 +1371,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
         if (!v || *v < 0 || *v >= s.cluster.storage.count) {
           o.fail("hosts", "expected storage host indexes in 0.." +
                               std::to_string(s.cluster.storage.count - 1) + ", found " +
-                              (*hs)[h].dump() + " at position " + std::to_string(h));
+                              describe((*hs)[h]) + " at position " + std::to_string(h));
         }
         e.hosts.push_back(static_cast<int32_t>(*v));
       }
@@ -1130,7 +1400,8 @@ std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
         }
         if (fabric > listed) valid += ", ... (" + std::to_string(fabric) + " in all)";
         o.fail("link", "expected the two ends of a fabric (switch-to-switch) link, one of " +
-                           valid + "; found " + names->dump() +
+                           valid + "; found [" + describe((*names)[0]) + ", " +
+                           describe((*names)[1]) + "]" +
                            " (a storage host's own NICs fail with nic_down or nic_degraded)");
       }
       const TopologyLink& tl = t.links[l];
@@ -1140,7 +1411,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
         if (!v || *v < 1 || *v > tl.aggregated) {
           o.fail("cables", "expected an integer in 1.." + std::to_string(tl.aggregated) +
                                " (the parallel cables " + link_text(t, tl) +
-                               " aggregates), found " + (c ? c->dump() : "nothing"));
+                               " aggregates), found " + (c ? describe(*c) : "nothing"));
         }
         e.cables = static_cast<int>(*v);
         int& down = cables_down[l];
@@ -1190,6 +1461,41 @@ std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
   return out;
 }
 
+// Times the run would never reach: a training or checkpoint run stops at
+// simulation.max_simulated_s, so an event after it would be silently left out, and a block
+// workload longer than it can only fail.
+void check_simulated_time(const Obj& root, const Scenario& s) {
+  const double max_s = s.simulation.max_simulated_s;
+  const std::string limit = " (simulation.max_simulated_s, " + num(max_s) + ")";
+  for (const FailureEvent& e : s.failures) {
+    if (e.at_s >= max_s) {
+      root.ctx().fail(root.path_of("failures") + "[" + std::to_string(e.entry) + "].at_s",
+                      "expected a time before the run stops" + limit + ", found " + num(e.at_s));
+    }
+  }
+  for (const RandomDriveFailures& r : s.random_drive_failures) {
+    if (r.from_s >= max_s) {
+      root.ctx().fail(root.path_of("failures") + "[" + std::to_string(r.entry) + "].from_s",
+                      "expected a time before the run stops" + limit + ", found " + num(r.from_s));
+    }
+  }
+  for (size_t i = 0; i < s.workloads.size(); ++i) {
+    const WorkloadSpec& w = s.workloads[i];
+    const std::string path = root.path_of("workloads") + "[" + std::to_string(i) + "]";
+    if (w.kind == WorkloadKind::kCheckpoint && w.checkpoint.start_s >= max_s &&
+        w.checkpoint.start_s > 0) {
+      root.ctx().fail(path + ".start_s", "expected a time before the run stops" + limit +
+                                             ", found " + num(w.checkpoint.start_s));
+    }
+    // (Beside another workload a block window ends with it.)
+    if (i == 0 && w.kind == WorkloadKind::kBlock && w.block.ramp_s + w.block.duration_s > max_s) {
+      root.ctx().fail(path + ".duration_s", "expected ramp_s + duration_s within the run" + limit +
+                                                ", found " + num(w.block.ramp_s) + " + " +
+                                                num(w.block.duration_s) + " s");
+    }
+  }
+}
+
 Scenario parse_document(const Context& ctx, const json& j, std::string default_name) {
   if (!j.is_object()) ctx.expected("", "a JSON object at the top level", &j);
   const json* version = j.contains("granary") ? &j.at("granary") : nullptr;
@@ -1206,7 +1512,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
                   "failures", "simulation", "expect"});
   Scenario s;
   s.version = kScenarioFormatVersion;
-  s.name = root.string("name", default_name);
+  s.name = root.name("name", default_name);
   s.description = root.text("description");
   if (const json* seed = root.find("seed")) {
     if (!seed->is_number_unsigned() && !(as_integer(*seed) && *as_integer(*seed) >= 0)) {
@@ -1250,6 +1556,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
                        "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"}));
   }
+  check_simulated_time(root, s);
   if (const json* expect = root.find("expect")) {  // expectations.h validates its own keys
     auto e = parse_expectations(*expect, ctx.source(), root.path_of("expect"));
     if (!e.ok()) throw ScenarioError{e.status().message()};
@@ -1265,6 +1572,13 @@ std::string plural(int64_t n, const char* one, const char* many) {
 }  // namespace
 
 Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path) {
+  // The path names the scenario in every message and report, and gives its default name: it
+  // must be text (the report writer cannot write other bytes).
+  if (auto bad = json_diag::utf8_problem(source_path)) {
+    return Status::invalid_argument(json_diag::printable(source_path, 200) +
+                                    ": expected a file path of valid UTF-8 text, found " +
+                                    bad->substr(bad->find("invalid byte")));
+  }
   const std::string source = source_path.empty() ? "<scenario>" : std::string(source_path);
   const fs::path path(source_path);
   fs::path base = path.has_parent_path() ? path.parent_path() : fs::path(".");
@@ -1285,16 +1599,32 @@ Result<Scenario> parse_scenario(std::string_view json_text, std::string_view sou
 }
 
 Result<Scenario> load_scenario(const std::string& path) {
+  if (json_diag::invalid_utf8_offset(path)) return parse_scenario("", path);  // its message
   std::error_code ec;
   if (!fs::exists(path, ec)) return Status::not_found(path + ": no such file");
   if (!fs::is_regular_file(path, ec))
     return Status::invalid_argument(path + ": not a regular file");
+  const std::string too_big = path + ": expected a scenario file of at most " +
+                              std::to_string(kMaxScenarioBytes / kMiB) + " MiB, found ";
+  const uintmax_t bytes = fs::file_size(path, ec);
+  if (!ec && bytes > kMaxScenarioBytes) {
+    return Status::invalid_argument(too_big + std::to_string(bytes) + " bytes");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::io_error(path + ": cannot open the file for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read to the end but never past the limit, whatever the size said (a file still growing).
+  std::string text;
+  text.reserve(static_cast<size_t>(ec ? 0 : bytes));
+  std::vector<char> chunk(1 << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxScenarioBytes) {
+      return Status::invalid_argument(too_big + "more than that");
+    }
+  }
   if (in.bad()) return Status::io_error(path + ": read error");
-  return parse_scenario(text.str(), path);
+  return parse_scenario(text, path);
 }
 
 std::string scenario_summary(const Scenario& s) {

@@ -215,10 +215,11 @@ TEST(ExpectCli, TestExitCodes) {
   write(dir + "/mixed/pass.json", tiny("pass", kPassing));
   auto mixed = granary("test " + dir + "/mixed --junit " + dir + "/mixed.xml");
   EXPECT_EQ(mixed.exit_code, 2) << mixed.out << mixed.err;
-  EXPECT_NE(mixed.out.find("ERROR invalid  " + dir +
-                           "/mixed/invalid.json: cluster.clients.count: expected an integer >= 1, "
-                           "found -3\n"),
-            std::string::npos)
+  EXPECT_NE(
+      mixed.out.find("ERROR invalid  " + dir +
+                     "/mixed/invalid.json: cluster.clients.count: expected an integer in 1..65536, "
+                     "found -3\n"),
+      std::string::npos)
       << mixed.out;
   EXPECT_NE(mixed.out.find("PASS  pass     "), std::string::npos) << mixed.out;
   EXPECT_NE(mixed.out.find("1 passed, 0 failed, 1 error (2 scenarios, "), std::string::npos)

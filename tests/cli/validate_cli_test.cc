@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/test_util.h"
 
@@ -46,7 +49,8 @@ TEST(ValidateCli, BadInputExitsTwoWithOneLine) {
   }
   const std::pair<std::string, std::string> runs[] = {
       {"validate " + tmp + "/s.json",
-       "granary: " + tmp + "/s.json: cluster.clients.count: expected an integer >= 1, found -3"},
+       "granary: " + tmp +
+           "/s.json: cluster.clients.count: expected an integer in 1..65536, found -3"},
       {"validate " + tmp + "/typo.json",
        "granary: " + tmp + "/typo.json: clusterr: unknown key (did you mean 'cluster'?)"},
       {"validate " + tmp + "/syntax.json",
@@ -75,6 +79,62 @@ TEST(ValidateCli, BadInputExitsTwoWithOneLine) {
   auto none = granary("validate");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
+}
+
+// Issue 9: inputs Granary cannot simulate get one line and status 2 from validate, before
+// anything is built (each from a shipped scenario with one value changed).
+TEST(ValidateCli, GuardsRefuseWhatCannotBeSimulatedInOneLine) {
+  const std::string tmp = testing::make_temp_dir();
+  std::ifstream in(kScenarios + "/mlperf-unet3d-a100-rados.json");
+  std::stringstream shipped;
+  shipped << in.rdbuf();
+  auto write = [&](const std::string& name, const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = nlohmann::json::parse(shipped.str());
+    change(j);
+    std::ofstream(tmp + "/" + name) << j.dump(2);
+    return tmp + "/" + name;
+  };
+  const std::string big(1 << 20, 'a');
+  const std::pair<std::string, std::string> runs[] = {
+      {write("files.json", [](auto& j) { j["workloads"][0]["files"] = INT64_MAX; }),
+       "workloads[0].files: expected an integer in 1..1099511627776, found "
+       "9223372036854775807"},
+      {write("servers.json", [](auto& j) { j["cluster"]["storage"]["count"] = 1000000; }),
+       "cluster.storage.count: expected an integer in 1..65536, found 1000000"},
+      {write("key.json", [&](auto& j) { j["cluster"][big] = 1; }),
+       "cluster[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\" (a string of 1048576 bytes)]: unknown key "
+       "(expected one of: clients, storage, fabric)"},
+      {write("map.json", [](auto& j) { j["storage"]["rados"]["crush_map"] = "/dev/zero"; }),
+       "storage.rados.crush_map: expected a CRUSH map file, found a special file at "
+       "'/dev/zero'"},
+  };
+  for (const auto& [path, message] : runs) {
+    auto r = granary("validate " + path);
+    EXPECT_EQ(r.exit_code, 2) << path;
+    EXPECT_EQ(r.err, "granary: " + path + ": " + message + "\n");
+  }
+  // Invalid UTF-8 in a name, deep nesting, and a scenario path that is a device.
+  {
+    std::string text = shipped.str();
+    const size_t at = text.find("\"unet3d\"");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + 3, "\xff");
+    std::ofstream(tmp + "/utf8.json") << text;
+    std::ofstream(tmp + "/deep.json") << std::string(100000, '[') << std::string(100000, ']');
+  }
+  auto utf8 = granary("validate " + tmp + "/utf8.json");
+  EXPECT_EQ(utf8.exit_code, 2);
+  EXPECT_EQ(utf8.err, "granary: " + tmp +
+                          "/utf8.json: workloads[0].name: expected valid UTF-8 text, found "
+                          "invalid byte 0xff at offset 2\n");
+  auto deep = granary("validate " + tmp + "/deep.json");
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_EQ(deep.err, "granary: " + tmp +
+                          "/deep.json:1:65: invalid JSON: arrays and objects nested more than 64 "
+                          "deep (a scenario file needs fewer than 10)\n");
+  auto device = granary("validate /dev/zero");
+  EXPECT_EQ(device.exit_code, 2);
+  EXPECT_EQ(device.err, "granary: /dev/zero: not a regular file\n");
 }
 
 }  // namespace

@@ -372,15 +372,15 @@ struct BadCase {
 TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
   const BadCase cases[] = {
       {[](json& j) { j["cluster"]["clients"]["count"] = -3; },
-       "cluster.clients.count: expected an integer >= 1, found -3"},
+       "cluster.clients.count: expected an integer in 1..65536, found -3"},
       {[](json& j) { j["cluster"]["clients"]["count"] = 2.5; },
-       "cluster.clients.count: expected an integer >= 1, found 2.5"},
+       "cluster.clients.count: expected an integer in 1..65536, found 2.5"},
       {[](json& j) { j["cluster"]["clients"]["count"] = "4"; },
-       "cluster.clients.count: expected an integer >= 1, found \"4\""},
+       "cluster.clients.count: expected an integer in 1..65536, found \"4\""},
       {[](json& j) { j["cluster"]["clients"]["count"] = 3000000000ll; },
-       "cluster.clients.count: expected an integer in 1..2147483647, found 3000000000"},
+       "cluster.clients.count: expected an integer in 1..65536, found 3000000000"},
       {[](json& j) { j["cluster"]["clients"].erase("count"); },
-       "cluster.clients.count: expected an integer >= 1, found nothing"},
+       "cluster.clients.count: expected an integer in 1..65536, found nothing"},
       {[](json& j) {
          auto& c = j["cluster"]["clients"];
          c["acelerator"] = c["accelerator"];
@@ -399,7 +399,8 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) { j["cluster"]["storage"]["drive"].erase("profile"); },
        "cluster.storage.drive.profile: expected a profile name (a string), found nothing"},
       {[](json& j) { j["cluster"]["storage"]["drive"]["read_gbytes_per_s"] = -1; },
-       "cluster.storage.drive.read_gbytes_per_s: expected a number > 0, found -1"},
+       "cluster.storage.drive.read_gbytes_per_s: expected a number >= 0.001 and <= 100000, "
+       "found -1"},
       {[](json& j) { j["cluster"]["storage"]["drive"]["read_latency_us"] = 0; },
        "cluster.storage.drive.read_latency_us: expected a number > 0 and <= 1000000, found 0"},
       {[](json& j) { j["cluster"]["storage"]["drive"]["kind"] = "tape"; },
@@ -407,7 +408,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) { j["cluster"]["storage"]["drive"]["count"] = 0; },
        "cluster.storage.drive.count: expected an integer in 1..1024, found 0"},
       {[](json& j) { j["cluster"]["clients"]["nic"]["gbps"] = 0; },
-       "cluster.clients.nic.gbps: expected a number > 0 and <= 100000, found 0"},
+       "cluster.clients.nic.gbps: expected a number >= 0.001 and <= 100000, found 0"},
       {[](json& j) { j["cluster"]["clients"]["nic"] = "connectx6-200g"; },
        "cluster.clients.nic: expected an object, found \"connectx6-200g\""},
       {[](json& j) { j["cluster"]["clients"].erase("nic"); },
@@ -421,7 +422,9 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
          j["cluster"]["clients"]["accelerator"] = {{"profile", "a100"},
                                                    {"compute_s_per_step", {{"unet3d", -1}}}};
        },
-       "cluster.clients.accelerator.compute_s_per_step.unet3d: expected a number > 0, found -1"},
+       "cluster.clients.accelerator.compute_s_per_step.unet3d: expected a number > 0 and <= "
+       "1000000, "
+       "found -1"},
       {[](json& j) { j["cluster"]["clients"]["gpudirect_storage"] = "yes"; },
        "cluster.clients.gpudirect_storage: expected true or false, found \"yes\""},
       {[](json& j) {
@@ -432,7 +435,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["cluster"]["fabric"] = {{"link_gbps", nullptr}};
        },
-       "cluster.fabric.link_gbps: expected a number > 0 and <= 100000, found null"},
+       "cluster.fabric.link_gbps: expected a number >= 0.001 and <= 100000, found null"},
       {[](json& j) { j["granary"] = 2; },
        "granary: unsupported format version 2 (this granary reads version 1)"},
       {[](json& j) { j.erase("granary"); },
@@ -458,7 +461,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["storage"]["protocol"] = {{"profile", "rdma"}, {"efficiency", 0}};
        },
-       "storage.protocol.efficiency: expected a number > 0 and <= 1, found 0"},
+       "storage.protocol.efficiency: expected a number >= 0.001 and <= 1, found 0"},
       {[](json& j) { j["storage"]["pfs"] = json::object(); },
        "storage.pfs: applies to design 'pfs', but storage.design is 'rados'"},
       {[](json& j) {
@@ -537,7 +540,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["workloads"][0] = {{"name", "x"}, {"sample_size_mib", {{"mean", 1}}}};
        },
-       "workloads[0].files: expected an integer >= 1, found nothing"},
+       "workloads[0].files: expected an integer in 1..1099511627776, found nothing"},
       {[](json& j) {
          j["workloads"][0] = {{"name", "x"}, {"sample_size_mib", {{"mean", 1}}}, {"files", 10}};
        },
@@ -546,7 +549,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["workloads"][0]["sample_size_mib"] = {{"mean", 0}};
        },
-       "workloads[0].sample_size_mib.mean: expected a number > 0, found 0"},
+       "workloads[0].sample_size_mib.mean: expected a number > 0 and <= 65536, found 0"},
       {[](json& j) {
          j["workloads"][0]["sample_size_mib"] = {{"stdev", 1}};
        },
@@ -915,7 +918,7 @@ TEST(ScenarioJsonFailures, BadNicLinkAndReplaceEventsGiveClearErrors) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"([{"at_s": 5, "kind": "link_down", "link": ["leaf3", "spine1"]}])",
        "s.json: failures[0].link: expected the two ends of a fabric (switch-to-switch) link, "
-       "one of [\"leaf0\", \"spine\"], [\"leaf1\", \"spine\"]; found [\"leaf3\",\"spine1\"]"},
+       "one of [\"leaf0\", \"spine\"], [\"leaf1\", \"spine\"]; found [\"leaf3\", \"spine1\"]"},
       {R"([{"at_s": 5, "kind": "link_up", "link": "leaf1-spine"}])",
        "s.json: failures[0].link: expected an array of the two node names a fabric link joins, "
        "e.g. [\"leaf0\", \"spine\"], found \"leaf1-spine\""},
