@@ -27,7 +27,21 @@ TEST(ValidateCli, SummarisesValidScenarios) {
   auto r = granary("validate " + rados + " " + pfs + " " + nfs);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(r.out,
+  // Each summary line is followed by the run's cost estimate (tested in cost_cli_test.cc).
+  std::string summaries;
+  size_t estimates = 0;
+  for (size_t start = 0; start < r.out.size();) {
+    const size_t end = r.out.find('\n', start);
+    const std::string line = r.out.substr(start, end - start);
+    if (line.rfind("  estimate: about ", 0) == 0) {
+      ++estimates;
+    } else {
+      summaries += line + "\n";
+    }
+    start = end == std::string::npos ? r.out.size() : end + 1;
+  }
+  EXPECT_EQ(estimates, 3u) << r.out;
+  EXPECT_EQ(summaries,
             rados +
                 ": ok (4 clients x 8 a100, 4 storage nodes x 8 samsung-pm9a3-7.68tb, rados 3x "
                 "replicated over rdma, workloads: unet3d)\n" +
