@@ -436,6 +436,7 @@ std::string mutate_once(ojson& j, const RangeTable& ranges, const ScenarioMutati
   const bool markers_free = raw_values.empty() && raw_keys.empty();
 
   uint64_t op = opt.values_only ? rng.below(3) : rng.below(20);
+  if (!opt.allow_huge && op >= 12 && op <= 14) op -= 12;  // huge ones are rare: numbers instead
   if (!markers_free && (op == 0 || op == 1 || (op >= 9 && op <= 13))) op = 2;
   switch (op) {
     case 0:
@@ -674,16 +675,20 @@ MutatedInput mutate_scenario(const nlohmann::ordered_json& base, const RangeTabl
   ojson j = base;
   std::vector<std::string> raw_values, raw_keys;
   MutatedInput out;
-  const int n =
-      1 + static_cast<int>(rng.below(static_cast<uint64_t>(std::max(1, options.max_mutations))));
+  // Mostly one mutation (so that a share of the cases is accepted and goes deeper), sometimes
+  // more; huge inputs in about one case in 16 (they dominate the time).
+  const int most = std::max(1, options.max_mutations);
+  const int n = rng.chance(1, 2) ? 1 : 1 + static_cast<int>(rng.below(static_cast<uint64_t>(most)));
+  ScenarioMutationOptions opt = options;
+  opt.allow_huge = options.allow_huge && rng.chance(1, 16);
   for (int i = 0; i < n; ++i) {
     if (i) out.description += "; ";
-    out.description += mutate_once(j, ranges, options, rng, raw_values, raw_keys);
+    out.description += mutate_once(j, ranges, opt, rng, raw_values, raw_keys);
   }
   out.text = j.dump(2);
   for (const std::string& raw : raw_values) replace_marker(out.text, kValueMarker, raw);
   for (const std::string& raw : raw_keys) replace_marker(out.text, kKeyMarker, raw);
-  if (options.allow_raw_bytes && rng.chance(1, 8))
+  if (options.allow_raw_bytes && rng.chance(1, 10))
     out.description += "; " + mutate_bytes(out.text, rng);
   return out;
 }
@@ -1258,8 +1263,11 @@ std::string check_error_line(std::string_view message, std::string_view source, 
   while (i < message.size()) {
     const unsigned char c = static_cast<unsigned char>(message[i]);
     if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f)
-        return "control character 0x" + std::to_string(c) + " at byte " + std::to_string(i);
+      if (c < 0x20 || c == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", c);
+        return std::string("control character ") + hex + " at byte " + std::to_string(i);
+      }
       ++i;
       continue;
     }
@@ -1365,6 +1373,76 @@ std::string save_case(const FuzzSettings& settings, const std::string& name,
   std::ofstream(path, std::ios::binary)
       .write(text.data(), static_cast<std::streamsize>(text.size()));
   return path;
+}
+
+std::string FindingLog::add(uint64_t case_index, const std::string& base, const MutatedInput& input,
+                            const CaseResult& result, const std::string& extension,
+                            const std::string& test_filter) {
+  // the signature: outcome, the reason (a bad message's complaint), the message without its
+  // source, path and quoted values, numbers blanked; for crashes, hangs and memory: the kinds of
+  // mutation that led there
+  std::string d = result.detail;
+  std::string reason;
+  if (result.outcome == Outcome::kBadMessage) {
+    const size_t colon = d.find(": ");
+    reason = d.substr(0, colon) + " / ";
+    d = colon == std::string::npos ? "" : d.substr(colon + 2);
+  }
+  if (const size_t at = d.find("fuzz-"); at != std::string::npos) {
+    const size_t colon = d.find(": ", at);
+    if (colon != std::string::npos) d.erase(0, colon + 2);
+    const size_t path_end = d.find(": ");  // "cluster.clients.nic.profile: unknown ..."
+    if (path_end != std::string::npos && d.find(' ') > path_end) d.erase(0, path_end + 2);
+  }
+  if (result.outcome == Outcome::kCrash || result.outcome == Outcome::kHang ||
+      result.outcome == Outcome::kOverMemory) {
+    d = input.description;
+  }
+  d = reason + d;
+  std::string sig = outcome_name(result.outcome);
+  sig += ": ";
+  bool quoted = false;
+  for (char c : d) {
+    if (sig.size() > 80) break;
+    if (c == '\'') {
+      quoted = !quoted;
+      if (quoted) sig += "'...'";
+      continue;
+    }
+    if (quoted) continue;
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (sig.back() != 'N') sig += 'N';
+    } else if (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f) {
+      sig += c;
+    } else {
+      sig += '?';
+    }
+  }
+  Finding& f = findings_[sig];
+  if (f.count++ > 0) return "";
+  f.first_case = case_index;
+  f.detail = result.detail.substr(0, 400);
+  f.path = save_case(settings_,
+                     prefix_ + "-seed" + std::to_string(settings_.seed) + "-case" +
+                         std::to_string(case_index) + extension,
+                     input.text);
+  std::ostringstream s;
+  s << prefix_ << " case " << case_index << " (seed " << settings_.seed << ", base " << base << ", "
+    << input.description.substr(0, 400) << "): " << outcome_name(result.outcome) << ": " << f.detail
+    << "\n  input: " << f.path << "\n  reproduce: GRANARY_FUZZ_SEED=" << settings_.seed
+    << " GRANARY_FUZZ_CASE=" << case_index << " build/tests/fuzz_tests --gtest_filter='"
+    << test_filter << "'";
+  return s.str();
+}
+
+std::string FindingLog::summary() const {
+  std::ostringstream s;
+  s << findings_.size() << " distinct findings\n";
+  for (const auto& [sig, f] : findings_) {
+    s << "  " << f.count << " x " << sig << " (first: case " << f.first_case << ", " << f.path
+      << ")\n";
+  }
+  return s.str();
 }
 
 std::vector<std::string> files_under(const std::string& dir, const std::string& suffix) {

@@ -160,6 +160,31 @@ FuzzSettings settings_from_environment();
 // Writes a failing input to settings.out_dir and returns its path.
 std::string save_case(const FuzzSettings& settings, const std::string& name, std::string_view text);
 
+// Groups failing cases into distinct findings: the signature is the outcome and its detail with
+// the source name and every number blanked. The first input of each is saved (save_case).
+class FindingLog {
+ public:
+  FindingLog(const FuzzSettings& settings, std::string prefix)
+      : settings_(settings), prefix_(std::move(prefix)) {}
+  // Records a failing case; returns the full report of it when it is the first of its kind,
+  // else "".
+  std::string add(uint64_t case_index, const std::string& base, const MutatedInput& input,
+                  const CaseResult& result, const std::string& extension,
+                  const std::string& test_filter);
+  // One line per distinct finding: count, outcome, first case, saved input.
+  std::string summary() const;
+
+ private:
+  struct Finding {
+    uint64_t count = 0;
+    uint64_t first_case = 0;
+    std::string path, detail;
+  };
+  const FuzzSettings& settings_;
+  std::string prefix_;
+  std::map<std::string, Finding> findings_;
+};
+
 // Every file under `dir` (recursively) whose name ends in `suffix`, sorted.
 std::vector<std::string> files_under(const std::string& dir, const std::string& suffix);
 

@@ -43,7 +43,7 @@ RangeTable documented_ranges() {
 CaseResult validate_in_child(const std::string& text, const std::string& source) {
   ChildLimits limits;
   limits.wall_s = 20;
-  limits.address_space_bytes = 2ull << 30;
+  limits.address_space_bytes = 1ull << 30;
   CaseResult r = run_in_child(
       [&] {
         auto s = models::parse_scenario(text, source);
@@ -60,22 +60,6 @@ CaseResult validate_in_child(const std::string& text, const std::string& source)
     }
   }
   return r;
-}
-
-constexpr int kMaxReported = 40;  // failures printed in full per test; the rest are counted
-
-void report_failure(const FuzzSettings& settings, int& reported, const std::string& test,
-                    uint64_t case_index, const std::string& base, const MutatedInput& m,
-                    const CaseResult& r, const std::string& file_name) {
-  if (reported++ >= kMaxReported) return;
-  const std::string path = save_case(settings, file_name, m.text);
-  ADD_FAILURE() << test << " case " << case_index << " (seed " << settings.seed << ", base " << base
-                << ", " << m.description.substr(0, 400) << "): " << outcome_name(r.outcome) << ": "
-                << r.detail.substr(0, 400) << "\n  input: " << path
-                << "\n  reproduce: GRANARY_FUZZ_SEED=" << settings.seed
-                << " GRANARY_FUZZ_CASE=" << case_index << " build/tests/fuzz_tests --gtest_filter='"
-                << ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() << "."
-                << ::testing::UnitTest::GetInstance()->current_test_info()->name() << "'";
 }
 
 void expect_no_failures(const Counts& c) {
@@ -128,7 +112,7 @@ TEST(ScenarioFuzz, ValidateGivesOneCleanLineOrAccepts) {
   const RangeTable ranges = documented_ranges();
   const uint64_t n = settings.cases(3000, 100000);
   Counts counts;
-  int reported = 0;
+  FindingLog log(settings, "scenario");
   for (uint64_t i = 0; i < n; ++i) {
     if (settings.only_case >= 0 && i != static_cast<uint64_t>(settings.only_case)) continue;
     Rng rng = case_rng(settings.seed, i);
@@ -138,12 +122,12 @@ TEST(ScenarioFuzz, ValidateGivesOneCleanLineOrAccepts) {
     const CaseResult r = validate_in_child(m.text, source);
     counts.add(r.outcome);
     if (r.outcome != Outcome::kAccepted && r.outcome != Outcome::kCleanError) {
-      report_failure(
-          settings, reported, "scenario fuzz", i, base.name, m, r,
-          "scenario-seed" + std::to_string(settings.seed) + "-case" + std::to_string(i) + ".json");
+      const std::string first =
+          log.add(i, base.name, m, r, ".json", "ScenarioFuzz.ValidateGivesOneCleanLineOrAccepts");
+      if (!first.empty()) ADD_FAILURE() << first;
     }
   }
-  std::printf("%s\n", counts.line("scenario fuzz", settings.seed).c_str());
+  std::printf("%s\n%s", counts.line("scenario fuzz", settings.seed).c_str(), log.summary().c_str());
   std::fflush(stdout);
   expect_no_failures(counts);
 }
@@ -177,7 +161,7 @@ TEST(ScenarioFuzz, ShortRunsOfAcceptedMutationsEndCleanly) {
   run_limits.address_space_bytes = 32ull << 30;  // a backstop; the RSS limit is the real one
   run_limits.rss_bytes = 4ull << 30;
   Counts counts;
-  int reported = 0;
+  FindingLog log(settings, "run");
   uint64_t attempts = 0;
   double slowest_s = 0;
   for (uint64_t i = 0; counts.cases < target && i < target * 200; ++i) {
@@ -236,9 +220,9 @@ TEST(ScenarioFuzz, ShortRunsOfAcceptedMutationsEndCleanly) {
     }
     counts.add(r.outcome);
     if (r.outcome != Outcome::kAccepted && r.outcome != Outcome::kCleanError) {
-      report_failure(
-          settings, reported, "scenario run fuzz", i, base.name + " (small)", m, r,
-          "run-seed" + std::to_string(settings.seed) + "-case" + std::to_string(i) + ".json");
+      const std::string first = log.add(i, base.name + " (small)", m, r, ".json",
+                                        "ScenarioFuzz.ShortRunsOfAcceptedMutationsEndCleanly");
+      if (!first.empty()) ADD_FAILURE() << first;
     }
     std::remove(path.c_str());
   }
