@@ -101,7 +101,7 @@ TEST(CrushFuzz, ParseWriteReparseAndMapEndCleanly) {
   const uint64_t n = settings.cases(3000, 100000);
   ChildLimits limits;
   limits.wall_s = 20;
-  limits.address_space_bytes = 512ull << 20;
+  limits.address_space_bytes = 256ull << 20;
   Counts counts;
   FindingLog log(settings, "crush");
   for (uint64_t i = 0; i < n; ++i) {

@@ -1263,7 +1263,7 @@ std::string check_error_line(std::string_view message, std::string_view source, 
   while (i < message.size()) {
     const unsigned char c = static_cast<unsigned char>(message[i]);
     if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) {
+      if ((c < 0x20 && c != '\t') || c == 0x7f) {  // a tab is still one readable line
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", c);
         return std::string("control character ") + hex + " at byte " + std::to_string(i);
@@ -1368,7 +1368,10 @@ std::string save_case(const FuzzSettings& settings, const std::string& name,
     }
     dir = fresh;
   }
-  mkdir(dir.c_str(), 0755);
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {  // mkdir -p
+    mkdir(dir.substr(0, slash).c_str(), 0755);
+    if (slash == std::string::npos) break;
+  }
   const std::string path = dir + "/" + name;
   std::ofstream(path, std::ios::binary)
       .write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -132,6 +132,23 @@ TEST(ScenarioFuzz, ValidateGivesOneCleanLineOrAccepts) {
   expect_no_failures(counts);
 }
 
+// What a failed run said: its first stderr lines that are not the run's log or a backtrace
+// frame (where the exception or error is), cut to 500 bytes.
+std::string gist(const std::string& err) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < err.size() && out.size() < 500) {
+    size_t eol = err.find('\n', pos);
+    if (eol == std::string::npos) eol = err.size();
+    const std::string line = err.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.find("  -> ") != std::string::npos || line.find("seed ") != std::string::npos)
+      continue;
+    out += (out.empty() ? "" : " | ") + line;
+  }
+  return out.substr(0, 500);
+}
+
 // Whether this granary has the run guards (`--max-wall-s`, `--max-memory-gib`); when it does
 // the fuzzer asks for a bounded run, and a run over the kill timer is then a hang for sure.
 bool granary_has_run_limits() {
@@ -210,12 +227,12 @@ TEST(ScenarioFuzz, ShortRunsOfAcceptedMutationsEndCleanly) {
       r = bad.empty() ? CaseResult{Outcome::kCleanError, last, last}
                       : CaseResult{Outcome::kBadMessage, bad + ": " + last.substr(0, 300), ""};
     } else if (p.exited && p.exit_code == 3) {
-      r = {Outcome::kInternalError, p.err.substr(p.err.size() > 600 ? p.err.size() - 600 : 0), ""};
+      r = {Outcome::kInternalError, gist(p.err), ""};
     } else {
       r = {Outcome::kCrash,
            (p.exited ? "exit status " + std::to_string(p.exit_code)
                      : "signal " + std::to_string(p.signal)) +
-               ": " + p.err.substr(p.err.size() > 600 ? p.err.size() - 600 : 0),
+               ": " + gist(p.err),
            ""};
     }
     counts.add(r.outcome);
@@ -231,6 +248,7 @@ TEST(ScenarioFuzz, ShortRunsOfAcceptedMutationsEndCleanly) {
       counts.line("scenario run fuzz", settings.seed).c_str(),
       static_cast<unsigned long long>(attempts), slowest_s,
       limits_flags ? "--max-wall-s 20 --max-memory-gib 2" : "not supported by this granary");
+  std::printf("%s", log.summary().c_str());
   std::fflush(stdout);
   if (settings.only_case < 0) {
     EXPECT_EQ(counts.cases, target) << "too few accepted mutations to run";
