@@ -197,8 +197,19 @@ std::optional<std::string> closest(std::string_view name,
 
 std::string unknown_key(std::string_view key, const std::vector<std::string_view>& known) {
   if (auto best = closest(key, known)) return "unknown key (did you mean '" + *best + "'?)";
-  return "unknown key (expected one of: " +
-         list(std::vector<std::string>(known.begin(), known.end())) + ")";
+  // A long list of keys is cut so that the message stays a readable line.
+  constexpr size_t kMaxListChars = 160;
+  std::string names;
+  size_t shown = 0;
+  for (std::string_view k : known) {
+    if (!names.empty() && names.size() + k.size() + 2 > kMaxListChars) break;
+    names += (names.empty() ? "" : ", ") + std::string(k);
+    ++shown;
+  }
+  if (shown < known.size()) {
+    names += ", ... (" + std::to_string(known.size()) + " keys, docs/scenario-format.md)";
+  }
+  return "unknown key (expected one of: " + names + ")";
 }
 
 }  // namespace granary::models::json_diag
