@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 GRANARY := $(BUILD_DIR)/cli/granary
 
-.PHONY: all deps build test demo bench soak format clean
+.PHONY: all deps build test sanitize fuzz demo bench soak format clean
 
 all: build
 
@@ -21,6 +21,31 @@ build: $(BUILD_DIR)/build.ninja
 test: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE soak
+	$(MAKE) sanitize
+
+# engine_tests and models_tests built with ASan + UBSan in build-asan/ and run; any report fails
+# (docs/robustness.md). sim/ and cli/ stay out: SimGrid's context switching defeats ASan.
+# -O1 -g1 and test discovery at ctest time (not at build time) keep it quick.
+SANITIZE_DIR ?= build-asan
+SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+sanitize: deps
+	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DGRANARY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	  '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST >/dev/null
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target engine_tests models_tests
+	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/engine_tests --gtest_brief=1
+	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/models_tests --gtest_brief=1
+
+# The libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz/, each run FUZZ_SECONDS from
+# its seed corpus; fails on any finding (fuzz/run.sh, docs/robustness.md).
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/install-deps.sh fuzz
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DGRANARY_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DCMAKE_BUILD_TYPE=Debug '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' >/dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzzers
+	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 # The flagship job: the 128-node, 1,024-GPU read storm (see README).
 demo: deps

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Granary needs to build, test and run. Idempotent: packages that are
 # already installed are left alone and apt is not touched when nothing is missing.
-# Usage: scripts/install-deps.sh [build|test|all]   (default: all)
+# Usage: scripts/install-deps.sh [build|test|all|fuzz]   (default: all; fuzz: `make fuzz`)
 set -euo pipefail
 
 build_pkgs=(
@@ -13,11 +13,14 @@ build_pkgs=(
 # Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the
 # bit-identity tests compare against; time(1) for the benchmark's peak-memory figure.
 test_pkgs=(ceph-base time)
+# `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
+fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 
 case "${1:-all}" in
   build) want=("${build_pkgs[@]}") ;;
   test | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  *) echo "install-deps.sh: unknown set '$1' (expected build, test or all)" >&2; exit 2 ;;
+  fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+  *) echo "install-deps.sh: unknown set '$1' (expected build, test, all or fuzz)" >&2; exit 2 ;;
 esac
 
 missing=()
