@@ -59,6 +59,7 @@ bench: deps
 	tests/bench/failure_bench.sh $(BUILD_DIR)
 	tests/bench/block_bench.sh $(BUILD_DIR)
 	tests/bench/durability_sim_mc.sh $(BUILD_DIR)
+	tests/bench/cost_estimate_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build

@@ -49,7 +49,7 @@ constexpr double kSetupWallS = 0.05;
 // samples and completion records kept for the report), an object written (a store entry per
 // copy), a placement group (its mapping and state).
 constexpr double kBaseBytes = 40 * kMiB;
-constexpr double kBytesPerActor = 24 * 1024;
+constexpr double kBytesPerActor = 16 * 1024;
 constexpr double kBytesPerFile = 400;
 constexpr double kBytesPerRequest = 48;
 constexpr double kBytesPerWrittenObject = 200;
@@ -159,14 +159,18 @@ double write_bound_bytes_per_s(const models::Scenario& s, int client_nodes) {
   return std::max(1.0, std::min({client, storage, drives}));
 }
 
-// How long recovery after the timeline's last event may take: detection, the down-out
-// interval, then refilling the failed drives' share from the survivors.
-double recovery_tail_s(const models::Scenario& s) {
-  if (!models::has_failures(s) || s.storage.design != StorageDesign::kRados) return 0;
-  const auto& rc = s.storage.rados.recovery;
+// The bytes of the first workload's dataset (a training read's), 0 for other workloads.
+double dataset_bytes(const models::Scenario& s) {
+  if (s.workloads.empty() || s.workloads[0].kind != WorkloadKind::kTrainingRead) return 0;
+  const auto& w = s.workloads[0].training;
+  return static_cast<double>(w.files) * w.samples_per_file * w.sample_bytes_mean;
+}
+
+// The OSDs the failure timeline takes down (an upper bound: every event counted).
+int64_t failed_osds(const models::Scenario& s) {
   const auto& st = s.cluster.storage;
   const double osds = double{1.0} * st.count * st.drives_per_node;
-  int64_t hit = 0;
+  double hit = 0;
   for (const auto& e : s.failures) {
     switch (e.kind) {
       case models::FailureKind::kHostDown:
@@ -174,11 +178,11 @@ double recovery_tail_s(const models::Scenario& s) {
         hit += st.drives_per_node;
         break;
       case models::FailureKind::kPartition:
-        hit += static_cast<int64_t>(e.hosts.size()) * st.drives_per_node;
+        hit += static_cast<double>(e.hosts.size()) * st.drives_per_node;
         break;
       case models::FailureKind::kOsdCrash:
       case models::FailureKind::kDriveFailure:
-        ++hit;
+        hit += 1;
         break;
       default:
         break;
@@ -186,16 +190,27 @@ double recovery_tail_s(const models::Scenario& s) {
   }
   for (const auto& r : s.random_drive_failures) {
     // Expected failures over the window, at the scaled rate.
-    hit += static_cast<int64_t>(
-        std::ceil(osds * r.afr * r.time_scale * (r.to_s - r.from_s) / (365.25 * 86400)));
+    hit += std::ceil(osds * r.afr * r.time_scale * (r.to_s - r.from_s) / (365.25 * 86400));
   }
+  return static_cast<int64_t>(std::min(hit, osds));
+}
+
+// How long recovery after the timeline's last event may take: detection, the down-out
+// interval, then refilling the failed drives' share from the survivors.
+double recovery_tail_s(const models::Scenario& s) {
+  if (!models::has_failures(s) || s.storage.design != StorageDesign::kRados) return 0;
+  const auto& rc = s.storage.rados.recovery;
+  const auto& st = s.cluster.storage;
+  const double osds = double{1.0} * st.count * st.drives_per_node;
+  const double hit = static_cast<double>(failed_osds(s));
   if (hit == 0) return rc.heartbeat_grace_s;
-  const double stored = s.storage.rados.stored_bytes;
+  const double stored = std::max(s.storage.rados.stored_bytes, dataset_bytes(s));
   const double moved = stored * std::min(1.0, hit / std::max(1.0, osds)) * write_copies(s);
   double per_osd = st.drive.write_gbytes_per_s * 1e9 / 4;  // recovery's share of a drive
-  if (rc.recovery_bytes_per_s_per_osd > 0)
+  if (rc.recovery_bytes_per_s_per_osd > 0) {
     per_osd = std::min(per_osd, rc.recovery_bytes_per_s_per_osd);
-  const double rate = std::max(1.0, (osds - std::min<double>(osds - 1, hit)) * per_osd);
+  }
+  const double rate = std::max(1.0, (osds - std::min(osds - 1, hit)) * per_osd);
   return rc.heartbeat_grace_s + rc.down_out_interval_s + moved / rate;
 }
 
@@ -527,9 +542,23 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
   // PG sampler.
   double ticks = simulated_s / (checkpoint || block ? 0.05 : monitor_interval_s(first.training));
   if (models::has_failures(s) && s.storage.design == StorageDesign::kRados) {
-    const double hb = s.storage.rados.recovery.heartbeat_interval_s;
-    ticks += 2 * double(drives_sim) * simulated_s / std::max(1e-3, hb) + simulated_s;
-    actors += drives_sim + 4;
+    const auto& r = s.storage.rados;
+    const auto& rc = r.recovery;
+    ticks += 2 * double(drives_sim) * simulated_s / std::max(1e-3, rc.heartbeat_interval_s) +
+             simulated_s;
+    // Heartbeat agents, recovery daemons (4 per OSD), and a task per placement group to recover
+    // with up to recovery_max_active lanes (engine/recovery/recovery_service.h), all at once.
+    actors += drives_sim * 5 + 4;
+    const double size = r.ec_k > 0 ? r.ec_k + r.ec_m : std::max(1, r.replicas);
+    const double hit = std::min(double(drives_sim), double(failed_osds(s)));
+    const double pgs =
+        std::min<double>(r.pg_num, r.pg_num * size * hit / std::max(1.0, double(drives_sim)));
+    const double pg_bytes = std::max(r.stored_bytes, dataset_bytes(s)) / std::max(1u, r.pg_num);
+    const double lanes =
+        std::clamp(std::ceil(pg_bytes / (4 * kMiB)), 1.0, double(rc.recovery_max_active));
+    // Every PG's task starts at once; its lanes only while it holds a backfill slot.
+    const double active = std::min(pgs, double(drives_sim) * rc.max_backfills);
+    actors += static_cast<int64_t>(pgs + active * (lanes - 1));
   }
   events = ticks + requests * kEventsPerRequest;
   if (s.storage.design == StorageDesign::kRados) {
