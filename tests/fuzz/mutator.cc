@@ -1071,7 +1071,18 @@ nlohmann::ordered_json shrink_scenario(nlohmann::ordered_json s, const std::stri
       w["boot_read_mib"] = 16;
     }
   }
-  s["simulation"]["max_simulated_s"] = 5;
+  // Short, but past the failure timeline (events at or after the end are refused).
+  double last_event_s = 0;
+  if (s.contains("failures") && s["failures"].is_array()) {
+    for (const auto& f : s["failures"]) {
+      for (const char* k : {"at_s", "from_s", "to_s"}) {
+        if (f.is_object() && f.contains(k) && f[k].is_number()) {
+          last_event_s = std::max(last_event_s, f[k].get<double>());
+        }
+      }
+    }
+  }
+  s["simulation"]["max_simulated_s"] = std::max(5.0, last_event_s + 10);
   s.erase("expect");
   return s;
 }
