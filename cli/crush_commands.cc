@@ -115,8 +115,14 @@ void run_test(TestArgs& a, ExitCode& code) {
   for (size_t i = 0; i + 1 < a.weights.size(); i += 2) {
     const std::string& osd_text = a.weights[i];
     const std::string& w_text = a.weights[i + 1];
-    const std::string flag =
-        "--weight " + crush::quote_for_message(osd_text) + " " + crush::quote_for_message(w_text);
+    // Short plain values are echoed as typed, anything else quoted (and shortened).
+    auto shown = [](const std::string& v) {
+      const bool plain =
+          !v.empty() && v.size() <= 60 &&
+          std::all_of(v.begin(), v.end(), [](char c) { return c > ' ' && c < 0x7f; });
+      return plain ? v : crush::quote_for_message(v);
+    };
+    const std::string flag = "--weight " + shown(osd_text) + " " + shown(w_text);
     char* end = nullptr;
     errno = 0;
     const long osd = std::strtol(osd_text.c_str(), &end, 10);

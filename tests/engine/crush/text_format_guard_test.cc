@@ -82,23 +82,23 @@ TEST(TextFormatGuard, EveryRangeAcceptsItsEdgeAndRefusesPastIt) {
       {std::string(kHead) + "host h {\n\tid -1\n\talg straw2\n\titem osd.0 weight nan\n}\n",
        "m.txt:7:20: expected a weight 0..65535 for item 'osd.0', found 'nan'"},
       {rule_with("\tmin_size 255\n\tmax_size 255\n"), ""},
-      {rule_with("\tmax_size 256\n"), "m.txt:14:11: expected a max_size 0..255, found '256'"},
+      {rule_with("\tmax_size 256\n"), "m.txt:13:11: expected a max_size 0..255, found '256'"},
       {rule_with("\ttype 256\n"),
-       "m.txt:14:7: expected a rule type (replicated, erasure or a number) 0..255, found '256'"},
+       "m.txt:13:7: expected a rule type (replicated, erasure or a number) 0..255, found '256'"},
       {host("") + "rule r {\n\tid 256\n}\n", "m.txt:11:5: expected a rule id 0..255, found '256'"},
       {rule_with("\tstep take h\n\tstep choose firstn -255 type osd\n\tstep emit\n"), ""},
       {rule_with("\tstep take h\n\tstep choose firstn 256 type osd\n\tstep emit\n"),
-       "m.txt:15:21: expected a count (0 = as many as replicas, -N = replicas - N) -255..255, "
+       "m.txt:14:21: expected a count (0 = as many as replicas, -N = replicas - N) -255..255, "
        "found '256'"},
       {rule_with("\tstep set_choose_tries 1000\n"), ""},
       {rule_with("\tstep set_choose_tries 1001\n"),
-       "m.txt:14:23: expected a value for set_choose_tries 0..1000, found '1001'"},
+       "m.txt:13:24: expected a value for set_choose_tries 0..1000, found '1001'"},
       {rule_with("\tstep set_choose_local_tries 101\n"),
-       "m.txt:14:29: expected a value for set_choose_local_tries 0..100, found '101'"},
+       "m.txt:13:30: expected a value for set_choose_local_tries 0..100, found '101'"},
       {rule_with("\tstep set_chooseleaf_vary_r 32\n"),
-       "m.txt:14:28: expected a value for set_chooseleaf_vary_r 0..31, found '32'"},
+       "m.txt:13:29: expected a value for set_chooseleaf_vary_r 0..31, found '32'"},
       {rule_with("\tstep set_chooseleaf_stable 2\n"),
-       "m.txt:14:28: expected a value for set_chooseleaf_stable 0..1, found '2'"},
+       "m.txt:13:29: expected a value for set_chooseleaf_stable 0..1, found '2'"},
       {"tunable choose_total_tries 1000\n", ""},
       {"tunable choose_total_tries 1001\n",
        "m.txt:1:28: expected a value for tunable choose_total_tries 0..1000, found '1001'"},
@@ -143,7 +143,7 @@ TEST(TextFormatGuard, HierarchyDepthIsBounded) {
   };
   EXPECT_EQ(error_of(chain(64)), "");
   EXPECT_EQ(error_of(chain(65)),
-            "bucket 'b65': expected a hierarchy at most 64 levels deep, found 65");
+            "m.txt:325:2: bucket 'b65': expected a hierarchy at most 64 levels deep, found 65");
   // Declared top-down, the parser recurses into children: bounded as well.
   std::string top_down = "device 0 osd.0\ntype 0 osd\ntype 1 b\n";
   for (int i = 1; i <= 100000; ++i) {
@@ -151,7 +151,7 @@ TEST(TextFormatGuard, HierarchyDepthIsBounded) {
                 (i == 100000 ? std::string("osd.0") : "b" + std::to_string(i + 1)) + "\n}\n";
   }
   EXPECT_EQ(error_of(top_down),
-            "m.txt:259:1: expected a hierarchy at most 64 levels deep, found bucket 'b65' deeper");
+            "m.txt:260:1: expected a hierarchy at most 64 levels deep, found bucket 'b65' deeper");
 }
 
 TEST(TextFormatGuard, SharedSubtreesCannotExpandExponentially) {
@@ -173,7 +173,7 @@ TEST(TextFormatGuard, SharedSubtreesCannotExpandExponentially) {
   }
   EXPECT_EQ(error_of(t),
             "m.txt: expected at most 16777216 items along all paths below a root (buckets "
-            "listed under several parents repeat their subtrees), found more below 'x26'");
+            "listed under several parents repeat their subtrees), found more below 'y26'");
 }
 
 TEST(TextFormatGuard, DeviceClassesAndChooseArgsAreBounded) {
@@ -188,17 +188,17 @@ TEST(TextFormatGuard, DeviceClassesAndChooseArgsAreBounded) {
   std::string sets = host("");
   for (int i = 0; i <= 1024; ++i) sets += "choose_args " + std::to_string(i) + " {\n}\n";
   EXPECT_EQ(error_of(sets),
-            "m.txt:2059:1: expected at most 1024 choose_args sets and 2097152 set x bucket "
+            "m.txt:2058:1: expected at most 1024 choose_args sets and 2097152 set x bucket "
             "slots, found 1025 sets x 1 buckets");
 
   std::string positions = host("") + "choose_args 0 {\n  {\n    bucket_id -1\n    weight_set [\n";
   for (int i = 0; i <= 255; ++i) positions += "      [ 1.0 ]\n";
   positions += "    ]\n  }\n}\n";
   EXPECT_EQ(error_of(positions),
-            "m.txt:270:7: expected at most 255 weight_set positions for bucket -1, found more");
+            "m.txt:269:7: expected at most 255 weight_set positions for bucket -1, found more");
   EXPECT_EQ(error_of(host("") + "choose_args 0 {\n  {\n    bucket_id -1\n    weight_set [\n"
                                 "      [ 1.0 2.0 ]\n    ]\n  }\n}\n"),
-            "m.txt:14:17: expected 1 weights for bucket -1 then ']', found '2.0'");
+            "m.txt:14:13: expected 1 weights for bucket -1 then ']', found '2.0'");
 }
 
 TEST(TextFormatGuard, MapsAtTheLimitsRoundTrip) {
