@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "engine/crush/edit.h"
 #include "engine/crush/text_format.h"
 #include "tests/test_util.h"
 
@@ -253,6 +254,38 @@ TEST(TextFormatGuard, OversizedTextAndFilesAreRefusedBeforeReading) {
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(write_text_map(*m), text);
+}
+
+TEST(CrushEditGuard, GeneratedMapSizesAreCheckedBeforeBuilding) {
+  // Issue 9: 10^5 storage servers were refused only after building a huge map.
+  GeneratedMapSpec spec;
+  spec.hosts = 100000;
+  spec.devices_per_host = 24;
+  spec.device_weight = 1;
+  auto r = generate_host_map(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "expected a generated CRUSH map of at most 1048576 devices, found 100000 hosts x 24 "
+            "devices = 2400000");
+  spec.hosts = 2147483647;
+  spec.devices_per_host = 2147483647;
+  r = generate_host_map(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "expected a generated CRUSH map of at most 1048576 devices, found 2147483647 hosts x "
+            "2147483647 devices = 4611686014132420609");
+  spec.hosts = 131072;
+  spec.devices_per_host = 1;
+  spec.device_class = "nvme";
+  r = generate_host_map(spec);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "expected a generated CRUSH map of at most 262144 buckets (hosts + root, twice with a "
+            "device class), found 262146");
+  spec.hosts = 16;
+  spec.devices_per_host = 128;
+  spec.device_weight = kWeightOne;
+  EXPECT_TRUE(generate_host_map(spec).ok());
 }
 
 }  // namespace
