@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -18,7 +19,7 @@
 namespace {
 
 [[noreturn]] void fail(const char* what, const std::string& detail) {
-  __builtin_fprintf(stderr, "crush_text_map_fuzzer: %s\n%s\n", what, detail.c_str());
+  std::fprintf(stderr, "crush_text_map_fuzzer: %s\n%s\n", what, detail.c_str());
   std::abort();
 }
 
