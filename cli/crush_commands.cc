@@ -70,14 +70,6 @@ class StdoutBuf : public std::streambuf {
   char buf_[1 << 16];
 };
 
-// crushtool writes a compiled map starting with CRUSH_MAGIC (0x00010000, little endian).
-bool is_compiled_crush_map(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char magic[4] = {};
-  if (!in.read(reinterpret_cast<char*>(magic), sizeof magic)) return false;
-  return magic[0] == 0x00 && magic[1] == 0x00 && magic[2] == 0x01 && magic[3] == 0x00;
-}
-
 void run_test(TestArgs& a, ExitCode& code) {
   if (!a.unsupported.empty()) {
     const auto& [name, values] = *a.unsupported.begin();
@@ -87,12 +79,6 @@ void run_test(TestArgs& a, ExitCode& code) {
                                 "--max-x, --x, --weight, --pool-id, --choose-args and the "
                                 "--show-mappings/-bad-mappings/-statistics/-utilization(-all) "
                                 "outputs)");
-  }
-  if (is_compiled_crush_map(a.map_path)) {
-    return fail_input(code, "-i " + crush::quote_for_message(a.map_path) +
-                                ": this is a compiled (binary) CRUSH map; granary reads the text "
-                                "form: run `crushtool -d " +
-                                a.map_path + " -o map.txt` and pass map.txt");
   }
   auto map = crush::load_text_map(a.map_path);
   if (!map.ok()) return fail_input(code, map.status());

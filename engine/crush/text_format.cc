@@ -997,6 +997,13 @@ Result<std::string> read_text_map_file(const std::string& path) {
 Result<CrushMap> load_text_map(const std::string& path) {
   auto text = read_text_map_file(path);
   if (!text.ok()) return text.status();
+  // crushtool's compiled maps start with CRUSH_MAGIC, 0x00010000 little endian.
+  if (text->size() >= 4 && text->compare(0, 4, std::string_view("\0\0\1\0", 4)) == 0) {
+    return Status::invalid_argument("CRUSH map " + quote_for_message(path) +
+                                    ": expected a text map, found a compiled (binary) one; "
+                                    "decompile it with `crushtool -d " +
+                                    path + " -o map.txt` and pass map.txt");
+  }
   return parse_text_map(*text, path);
 }
 

@@ -28,7 +28,8 @@ Result<CrushMap> parse_text_map(std::string_view text, std::string_view source =
 // refuses directories and files over the limit before reading them.
 Result<std::string> read_text_map_file(const std::string& path);
 
-// Reads and parses a text map file.
+// Reads and parses a text map file; a compiled map (crushtool -c) is refused with the
+// crushtool command that decompiles it.
 Result<CrushMap> load_text_map(const std::string& path);
 
 // Prints the map in crushtool's decompiled format.

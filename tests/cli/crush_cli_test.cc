@@ -147,9 +147,9 @@ TEST(CrushCli, PastedCrushtoolCommandMatchesCrushtoolByteForByte) {
     // The compiled map itself is refused with the command that turns it into text.
     auto r = granary("crush test -i " + bin + " --test --show-mappings");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.err, "granary: -i '" + bin +
-                         "': this is a compiled (binary) CRUSH map; granary reads the text form: "
-                         "run `crushtool -d " +
+    EXPECT_EQ(r.err, "granary: CRUSH map '" + bin +
+                         "': expected a text map, found a compiled (binary) one; decompile it "
+                         "with `crushtool -d " +
                          bin + " -o map.txt` and pass map.txt\n");
   }
 }
@@ -178,10 +178,12 @@ TEST(CrushCli, HostileInputsGiveOneExactLine) {
       {"crush print --map /dev/zero",
        "CRUSH map '/dev/zero': expected a text map of at most 16777216 bytes, found more"},
       {"crush test -i " + tmp + "/compiled.bin --test",
-       "-i '" + tmp +
-           "/compiled.bin': this is a compiled (binary) CRUSH map; granary reads the "
-           "text form: run `crushtool -d " +
-           tmp + "/compiled.bin -o map.txt` and pass map.txt"},
+       "CRUSH map '" + tmp +
+           "/compiled.bin': expected a text map, found a compiled (binary) "
+           "one; decompile it with `crushtool -d " +
+           tmp +
+           "/compiled.bin -o map.txt` and pass "
+           "map.txt"},
       {"crush test -i " + good + " --test --simulate", "--simulate" + kUnsupported},
       {"crush test -i " + good + " --test --min-rule 0 --max-rule 1", "--max-rule" + kUnsupported},
       {"crush test -i " + good + " --test --max-x 4611686018427387904",
@@ -208,6 +210,18 @@ TEST(CrushCli, HostileInputsGiveOneExactLine) {
     EXPECT_EQ(r.err, "granary: " + b.message + "\n") << b.args;
     EXPECT_TRUE(r.out.empty()) << b.args;
   }
+}
+
+// A pipe works as the map (`-i <(...)`): read once, the compiled-map check included.
+TEST(CrushCli, TestReadsTheMapFromAPipe) {
+  const std::string good = testing::testdata("crush/ceph/rep3-host-uniform/map.txt");
+  const std::string args = " --test --rule 0 --num-rep 3 --min-x 0 --max-x 99 --show-mappings";
+  auto file = granary("crush test -i " + good + args);
+  auto pipe = testing::run_command("bash -c '" + kGranary + " crush test -i <(cat " + good + ")" +
+                                   args + "'");
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(pipe.exit_code, 0) << pipe.err;
+  EXPECT_EQ(pipe.out, file.out);
 }
 
 // Output streams: a huge input range with --show-mappings starts printing at once and its
