@@ -1,5 +1,8 @@
 // granary crush ...: placement commands (test, map-object, analyze, show).
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -29,15 +32,54 @@ namespace {
 
 struct TestArgs {
   std::string map_path;
+  bool test_stage = false;  // crushtool's --test: accepted, it is what this command does
   crush::TestOptions options;
   std::optional<int32_t> x;
   std::optional<int32_t> rule, num_rep, min_x, max_x;
   std::optional<int64_t> pool_id;
   std::optional<int64_t> choose_args;
   std::vector<std::string> weights;  // OSD W pairs, flattened
+  // crushtool options that granary does not implement, by name, with the values given.
+  std::map<std::string, std::vector<std::string>> unsupported;
+};
+
+// A stream buffer that writes to stdout in large blocks as the test runs, so that memory does
+// not grow with the number of inputs (--max-x 2^31 with --show-mappings is 60 GB of text).
+class StdoutBuf : public std::streambuf {
+ public:
+  StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
+  ~StdoutBuf() override { sync(); }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (sync() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override {
+    const size_t n = static_cast<size_t>(pptr() - pbase());
+    if (n && std::fwrite(pbase(), 1, n, stdout) != n) return -1;
+    setp(buf_, buf_ + sizeof buf_);
+    return std::fflush(stdout) == 0 ? 0 : -1;
+  }
+
+ private:
+  char buf_[1 << 16];
 };
 
 void run_test(TestArgs& a, ExitCode& code) {
+  if (!a.unsupported.empty()) {
+    const auto& [name, values] = *a.unsupported.begin();
+    return fail_input(code, name +
+                                ": crushtool's option is not implemented by granary crush test "
+                                "(it implements -i/--map, --test, --rule, --num-rep, --min-x, "
+                                "--max-x, --x, --weight, --pool-id, --choose-args and the "
+                                "--show-mappings/-bad-mappings/-statistics/-utilization(-all) "
+                                "outputs)");
+  }
   auto map = crush::load_text_map(a.map_path);
   if (!map.ok()) return fail_input(code, map.status());
   crush::TestOptions o = a.options;
@@ -59,56 +101,130 @@ void run_test(TestArgs& a, ExitCode& code) {
   for (size_t i = 0; i + 1 < a.weights.size(); i += 2) {
     const std::string& osd_text = a.weights[i];
     const std::string& w_text = a.weights[i + 1];
+    // Short plain values are echoed as typed, anything else quoted (and shortened).
+    auto shown = [](const std::string& v) {
+      const bool plain =
+          !v.empty() && v.size() <= 60 &&
+          std::all_of(v.begin(), v.end(), [](char c) { return c > ' ' && c < 0x7f; });
+      return plain ? v : crush::quote_for_message(v);
+    };
+    const std::string flag = "--weight " + shown(osd_text) + " " + shown(w_text);
     char* end = nullptr;
+    errno = 0;
     const long osd = std::strtol(osd_text.c_str(), &end, 10);
-    if (osd_text.empty() || *end || osd < 0 || osd >= map->max_devices()) {
-      return fail_input(code, "--weight " + osd_text + " " + w_text + ": expected a device id 0.." +
-                                  std::to_string(map->max_devices() - 1) + ", found '" + osd_text +
-                                  "'");
+    if (osd_text.empty() || *end || errno || osd < 0 || osd >= map->max_devices()) {
+      return fail_input(code, flag + ": expected a device id 0.." +
+                                  std::to_string(map->max_devices() - 1) + ", found " +
+                                  crush::quote_for_message(osd_text));
     }
     const float w = std::strtof(w_text.c_str(), &end);
-    if (w_text.empty() || *end) {
-      return fail_input(code, "--weight " + osd_text + " " + w_text +
-                                  ": expected a weight (0..1), found '" + w_text + "'");
+    if (w_text.empty() || *end || !std::isfinite(w)) {
+      return fail_input(
+          code, flag + ": expected a weight (0..1), found " + crush::quote_for_message(w_text));
     }
-    o.weights[static_cast<int32_t>(osd)] = w;
+    // crushtool clamps the 16.16 value to 0..1; clamping first gives the same numbers without
+    // converting an out-of-range float to int.
+    o.weights[static_cast<int32_t>(osd)] = std::clamp(w, 0.0f, 1.0f);
   }
-  // Mappings are many short lines: buffer stdout in large blocks.
-  static char buf[1 << 16];
-  std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
-  std::ostringstream text;
-  if (Status s = crush::run_crush_test(*map, o, text); !s.ok()) return fail_input(code, s);
-  const std::string out = text.str();
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  // crushtool's statistics multiply the number of inputs by the replicas in an int.
+  if (o.show_statistics && o.min_x <= o.max_x) {
+    int64_t reps = o.num_rep.value_or(0);
+    for (int32_t r = 0; !o.num_rep && r < map->max_rules(); ++r) {
+      const crush::Rule* rule = map->rule(r);
+      if (rule && (!o.rule || *o.rule == r)) reps = std::max<int64_t>(reps, rule->max_size);
+    }
+    const int64_t inputs = int64_t{o.max_x} - o.min_x + 1;
+    if (inputs * reps > INT32_MAX) {
+      return fail_input(code, "--min-x " + std::to_string(o.min_x) + " --max-x " +
+                                  std::to_string(o.max_x) + ": expected at most 2147483647 " +
+                                  "inputs x replicas with --show-statistics/--show-utilization "
+                                  "(crushtool's counters are 32-bit), found " +
+                                  std::to_string(inputs) + " x " + std::to_string(reps));
+    }
+  }
+  StdoutBuf buf;
+  std::ostream out(&buf);
+  if (Status s = crush::run_crush_test(*map, o, out); !s.ok()) return fail_input(code, s);
+  out.flush();
 }
 
 void add_test_command(CLI::App& crush, ExitCode& code) {
   auto args = std::make_shared<TestArgs>();
   CLI::App* cmd = crush.add_subcommand(
-      "test", "Map inputs through a rule, as `crushtool --test` does (byte-identical output)");
-  cmd->add_option("--map", args->map_path, "CRUSH map in Ceph's text format (crushtool -d)")
+      "test",
+      "Map inputs through a rule, as `crushtool --test` does (byte-identical output); a "
+      "crushtool command line works as is, with the text map given to -i");
+  cmd->add_option("--map,-i,--infn", args->map_path,
+                  "CRUSH map in Ceph's text format (crushtool -d); a compiled map is refused")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--rule", args->rule, "rule id to test (default: every rule)");
-  cmd->add_option("--num-rep", args->num_rep, "number of replicas (default: rule min..max size)");
-  cmd->add_option("--min-x", args->min_x, "first input (default 0)");
-  cmd->add_option("--max-x", args->max_x, "last input (default 1023)");
-  cmd->add_option("--x", args->x, "a single input");
-  cmd->add_option("--pool-id", args->pool_id, "mix inputs with this pool id (hashpspool)");
-  cmd->add_option("--weight", args->weights, "reweight a device: --weight OSD W (W in 0..1)")
+  cmd->add_flag("--test", args->test_stage, "accepted for crushtool compatibility (no effect)");
+  const CLI::Range x_range(0, INT32_MAX - 1);
+  cmd->add_option("--rule", args->rule, "rule id to test (default: every rule)")
+      ->check(CLI::Range(0, crush::kMaxRuleId));
+  cmd->add_option("--num-rep,--num_rep", args->num_rep,
+                  "number of replicas (default: rule min..max size)")
+      ->check(CLI::Range(1, crush::kMaxRuleSize));
+  cmd->add_option("--min-x,--min_x", args->min_x, "first input (default 0)")->check(x_range);
+  cmd->add_option("--max-x,--max_x", args->max_x, "last input (default 1023)")->check(x_range);
+  cmd->add_option("--x", args->x, "a single input")->check(x_range);
+  cmd->add_option("--pool-id,--pool_id", args->pool_id,
+                  "mix inputs with this pool id (hashpspool)");
+  cmd->add_option("--weight,-w", args->weights, "reweight a device: --weight OSD W (W in 0..1)")
       ->expected(2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("OSD W");
-  cmd->add_option("--choose-args", args->choose_args,
+  cmd->add_option("--choose-args,--choose_args", args->choose_args,
                   "weight set index to use (default: 0, else the -1 compat set)");
-  cmd->add_flag("--show-mappings", args->options.show_mappings, "print each input's mapping");
-  cmd->add_flag("--show-statistics", args->options.show_statistics, "print result-size statistics");
-  cmd->add_flag("--show-utilization", args->options.show_utilization, "print per-device counts");
-  cmd->add_flag("--show-utilization-all", args->options.show_utilization_all,
+  cmd->add_flag("--show-mappings,--show_mappings", args->options.show_mappings,
+                "print each input's mapping");
+  cmd->add_flag("--show-statistics,--show_statistics", args->options.show_statistics,
+                "print result-size statistics");
+  cmd->add_flag("--show-utilization,--show_utilization", args->options.show_utilization,
+                "print per-device counts");
+  cmd->add_flag("--show-utilization-all,--show_utilization_all", args->options.show_utilization_all,
                 "print per-device counts, devices without data included");
-  cmd->add_flag("--show-bad-mappings", args->options.show_bad_mappings,
+  cmd->add_flag("--show-bad-mappings,--show_bad_mappings", args->options.show_bad_mappings,
                 "print inputs that got fewer results than asked");
+  // crushtool options this command does not implement: accepted by the parser so that the
+  // refusal names them (CLI11 would only say "arguments were not expected").
+  const std::pair<const char*, int> kUnsupported[] = {
+      {"--min-rule", 1},
+      {"--max-rule", 1},
+      {"--ruleset", 1},
+      {"--batches", 1},
+      {"--simulate", 0},
+      {"--show-choose-tries", 0},
+      {"--output-name", 1},
+      {"--output-csv", 0},
+      {"--compare", 1},
+      {"--mark-down-device-ratio", 1},
+      {"--mark-down-bucket-ratio", 1},
+      {"-o", 1},
+      {"--outfn", 1},
+      {"-d", 1},
+      {"--decompile", 1},
+      {"-c", 1},
+      {"--compile", 1},
+      {"--tree", 0},
+      {"--dump", 0},
+      {"--build", 0},
+      {"-v", 0},
+      {"--verbose", 0},
+      {"--check", 0},
+  };
+  for (const auto& [name, nargs] : kUnsupported) {
+    std::string n = name;
+    if (nargs == 0) {
+      cmd->add_flag_callback(
+             n, [args, n] { args->unsupported[n]; }, "")
+          ->group("");
+    } else {
+      cmd->add_option_function<std::string>(
+             n, [args, n](const std::string& v) { args->unsupported[n].push_back(v); }, "")
+          ->group("");
+    }
+  }
   cmd->callback([args, &code] { run_test(*args, code); });
 }
 
@@ -132,8 +248,6 @@ void run_map_object(MapObjectArgs& a, ExitCode& code) {
   auto map = crush::load_text_map(a.map_path);
   if (!map.ok()) return fail_input(code, map.status());
   const int32_t max_osd = a.max_osd.value_or(map->max_devices());
-  if (max_osd < 0)
-    return fail_input(code, "--max-osd must be >= 0, got " + std::to_string(max_osd));
   placement::OsdStates osds = placement::OsdStates::all_up_in(max_osd);
   for (int32_t osd : a.out_osds) {
     if (osd < 0 || osd >= max_osd) {
@@ -153,20 +267,22 @@ void run_map_object(MapObjectArgs& a, ExitCode& code) {
   auto pool = placement::CrushPool::create(*map, spec, std::move(osds));
   if (!pool.ok()) return fail_input(code, pool.status());
 
-  std::vector<std::string> names = a.names;
+  std::ifstream objects;
   if (!a.objects_path.empty()) {
-    std::ifstream in(a.objects_path, std::ios::binary);
-    if (!in) return fail_input(code, "--objects: cannot open '" + a.objects_path + "'");
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      names.push_back(line);
+    objects.open(a.objects_path, std::ios::binary);
+    if (!objects) {
+      return fail_input(code, "--objects: cannot open " + crush::quote_for_message(a.objects_path));
     }
   }
-  if (names.empty()) return fail_input(code, "no object names: give NAME... or --objects FILE");
+  if (a.names.empty() && a.objects_path.empty())
+    return fail_input(code, "no object names: give NAME... or --objects FILE");
+  // Names are mapped and printed one at a time (an objects file may be large); lines longer
+  // than an object name can be are refused (RADOS' osd_max_object_name_len is 2048).
+  constexpr size_t kMaxObjectNameBytes = 2048;
   std::string out;
   std::vector<int32_t> osd_set;
   char pgid[48];
-  for (const std::string& name : names) {
+  auto print = [&](const std::string& name) {
     const uint32_t pg = pool->group_of(name, a.nspace);
     pool->devices_of(pg, osd_set);
     std::snprintf(pgid, sizeof pgid, "%lld.%x", static_cast<long long>(a.pool), pg);
@@ -176,6 +292,39 @@ void run_map_object(MapObjectArgs& a, ExitCode& code) {
       out += std::to_string(osd_set[i]);
     }
     out += "]\n";
+    if (out.size() >= (1u << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  };
+  for (const std::string& name : a.names) {
+    if (name.size() > kMaxObjectNameBytes) {
+      return fail_input(code, "expected an object name of at most 2048 bytes, found " +
+                                  crush::quote_for_message(name));
+    }
+  }
+  for (const std::string& name : a.names) print(name);
+  if (objects.is_open()) {
+    std::string line;
+    for (uint64_t n = 1;; ++n) {
+      line.clear();
+      char ch;
+      while (objects.get(ch) && ch != '\n') {
+        if (line.size() > kMaxObjectNameBytes) break;
+        line += ch;
+      }
+      if (line.size() > kMaxObjectNameBytes) {
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        std::fflush(stdout);
+        return fail_input(code, a.objects_path + ":" + std::to_string(n) +
+                                    ": expected an object name of at most 2048 bytes, found " +
+                                    crush::quote_for_message(line) + " and more");
+      }
+      if (!objects && line.empty()) break;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      print(line);
+      if (!objects) break;
+    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
 }
@@ -191,12 +340,14 @@ void add_map_object_command(CLI::App& crush, ExitCode& code) {
   cmd->add_option("--pg-num", args->pg_num, "placement groups in the pool")
       ->required()
       ->check(CLI::Range(1u, 1u << 30));
-  cmd->add_option("--pgp-num", args->pgp_num, "placement groups for placement (default: pg_num)");
+  cmd->add_option("--pgp-num", args->pgp_num, "placement groups for placement (default: pg_num)")
+      ->check(CLI::Range(1u, 1u << 30));
   cmd->add_option("--size", args->size, "replicas (or k+m) per placement group (default 3)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--rule", args->rule, "CRUSH rule of the pool (default 0)");
   cmd->add_option("--max-osd", args->max_osd,
-                  "OSD ids 0..max-osd-1 exist (default: the map's devices)");
+                  "OSD ids 0..max-osd-1 exist (default: the map's devices)")
+      ->check(CLI::Range(0, crush::kMaxDeviceId + 1));
   cmd->add_option("--out", args->out_osds, "mark an OSD out (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -2,8 +2,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace granary::crush {
+
+std::string quote_for_message(std::string_view text) {
+  constexpr size_t kShown = 60;
+  std::string out = "'";
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", c);
+      out += esc;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kShown) {
+    out += "\u2026' (" + std::to_string(text.size()) + " bytes)";
+  } else {
+    out += "'";
+  }
+  return out;
+}
 
 std::string_view bucket_alg_name(BucketAlg alg) {
   switch (alg) {
@@ -298,8 +320,13 @@ std::vector<int32_t> CrushMap::devices_under(int32_t id) const {
 
 Status CrushMap::check_new_item_name(const std::string& name) const {
   if (name.empty()) return Status::invalid_argument("an item name must not be empty");
+  if (name.size() > kMaxNameBytes) {
+    return Status::invalid_argument("expected an item name of at most " +
+                                    std::to_string(kMaxNameBytes) + " bytes, found " +
+                                    quote_for_message(name));
+  }
   if (item_ids_.count(name)) {
-    return Status::invalid_argument("item name '" + name + "' is already used");
+    return Status::invalid_argument("item name " + quote_for_message(name) + " is already used");
   }
   return Status();
 }
@@ -307,8 +334,8 @@ Status CrushMap::check_new_item_name(const std::string& name) const {
 Status CrushMap::add_type(int32_t id, std::string name) {
   if (id < 0) return Status::invalid_argument("type id must be >= 0, got " + std::to_string(id));
   if (type_names_.count(id)) {
-    return Status::invalid_argument("type id " + std::to_string(id) + " is already defined as '" +
-                                    type_names_[id] + "'");
+    return Status::invalid_argument("type id " + std::to_string(id) + " is already defined as " +
+                                    quote_for_message(type_names_[id]));
   }
   type_names_[id] = std::move(name);
   return Status();
@@ -317,16 +344,28 @@ Status CrushMap::add_type(int32_t id, std::string name) {
 Result<int32_t> CrushMap::get_or_create_class(std::string_view name) {
   if (auto id = class_id(name)) return *id;
   if (name.empty()) return Status::invalid_argument("a device class name must not be empty");
+  if (name.size() > kMaxNameBytes) {
+    return Status::invalid_argument("expected a device class name of at most " +
+                                    std::to_string(kMaxNameBytes) + " bytes, found " +
+                                    quote_for_message(name));
+  }
+  if (class_names_.size() >= static_cast<size_t>(kMaxDeviceClasses)) {
+    return Status::invalid_argument("expected at most " + std::to_string(kMaxDeviceClasses) +
+                                    " device classes, found one more: " + quote_for_message(name));
+  }
   const int32_t id = class_names_.empty() ? 0 : class_names_.rbegin()->first + 1;
   class_names_[id] = std::string(name);
   return id;
 }
 
 Status CrushMap::add_device(int32_t id, std::string name, std::string_view device_class) {
-  if (id < 0) return Status::invalid_argument("device id must be >= 0, got " + std::to_string(id));
+  if (id < 0 || id > kMaxDeviceId) {
+    return Status::invalid_argument("expected a device id 0.." + std::to_string(kMaxDeviceId) +
+                                    ", found " + std::to_string(id));
+  }
   if (item_names_.count(id)) {
-    return Status::invalid_argument("device id " + std::to_string(id) + " is already defined as '" +
-                                    item_names_[id] + "'");
+    return Status::invalid_argument("device id " + std::to_string(id) + " is already defined as " +
+                                    quote_for_message(item_names_[id]));
   }
   if (Status s = check_new_item_name(name); !s.ok()) return s;
   if (!device_class.empty()) {
@@ -350,14 +389,16 @@ void CrushMap::store_bucket(Bucket bucket) {
 }
 
 Status CrushMap::add_bucket(Bucket bucket, std::string name) {
-  const std::string what = "bucket '" + name + "'";
-  if (bucket.id >= 0) {
-    return Status::invalid_argument(what + ": id must be negative, got " +
+  const std::string what = "bucket " + quote_for_message(name);
+  if (bucket.id >= 0 || bucket.id < kMinBucketId) {
+    return Status::invalid_argument(what + ": expected a bucket id " +
+                                    std::to_string(kMinBucketId) + "..-1, found " +
                                     std::to_string(bucket.id));
   }
   if (bucket_exists(bucket.id)) {
     return Status::invalid_argument(what + ": id " + std::to_string(bucket.id) +
-                                    " is already used by '" + *item_name(bucket.id) + "'");
+                                    " is already used by " +
+                                    quote_for_message(*item_name(bucket.id)));
   }
   if (Status s = check_new_item_name(name); !s.ok())
     return Status::invalid_argument(what + ": " + s.message());
@@ -379,6 +420,11 @@ Status CrushMap::add_bucket(Bucket bucket, std::string name) {
     if (item == bucket.id) return Status::invalid_argument(what + ": contains itself");
     total += bucket.item_weights[i];
   }
+  if (const int h = height(bucket); h > kMaxHierarchyDepth) {
+    return Status::invalid_argument(what + ": expected a hierarchy at most " +
+                                    std::to_string(kMaxHierarchyDepth) + " levels deep, found " +
+                                    std::to_string(h));
+  }
   if (total > 0xffffffffull) {
     return Status::invalid_argument(what + ": item weights sum to more than 65535.99998");
   }
@@ -397,14 +443,30 @@ Status CrushMap::add_bucket(Bucket bucket, std::string name) {
   return Status();
 }
 
+int CrushMap::height(const Bucket& b) const {
+  // Levels from `b` down to its devices; memoised so that shared subtrees count once.
+  std::map<int32_t, int> memo;
+  std::function<int(const Bucket&)> h = [&](const Bucket& x) {
+    if (auto it = memo.find(x.id); it != memo.end()) return it->second;
+    int best = 1;
+    for (int32_t item : x.items) {
+      if (const Bucket* c = item < 0 ? bucket(item) : nullptr) best = std::max(best, 1 + h(*c));
+    }
+    memo[x.id] = best;
+    return best;
+  };
+  return h(b);
+}
+
 Status CrushMap::reserve_class_bucket_id(int32_t bucket_id, int32_t cls, int32_t shadow_id) {
-  if (shadow_id >= 0) {
-    return Status::invalid_argument("shadow bucket id must be negative, got " +
-                                    std::to_string(shadow_id));
+  if (shadow_id >= 0 || shadow_id < kMinBucketId) {
+    return Status::invalid_argument("expected a shadow bucket id " + std::to_string(kMinBucketId) +
+                                    "..-1, found " + std::to_string(shadow_id));
   }
   auto& per_class = class_bucket_[bucket_id];
   if (per_class.count(cls)) {
-    return Status::invalid_argument("duplicate device class " + class_names_[cls] + " for bucket " +
+    return Status::invalid_argument("duplicate device class " +
+                                    quote_for_message(class_names_[cls]) + " for bucket " +
                                     std::to_string(bucket_id));
   }
   per_class[cls] = shadow_id;
@@ -465,9 +527,14 @@ Result<int32_t> CrushMap::clone_for_class(
     }
   } else {
     id = -1;
-    while (bucket_exists(id) ||
-           (-1 - id < static_cast<int32_t>(reserved.size()) && reserved[-1 - id]))
+    while (id >= kMinBucketId &&
+           (bucket_exists(id) ||
+            (-1 - id < static_cast<int32_t>(reserved.size()) && reserved[-1 - id])))
       --id;
+    if (id < kMinBucketId) {
+      return Status::invalid_argument("no bucket id left in " + std::to_string(kMinBucketId) +
+                                      "..-1 for the shadow bucket " + quote_for_message(copy_name));
+    }
   }
   copy.id = id;
   compute_bucket_derived(copy, tunables_.straw_calc_version);
@@ -481,6 +548,17 @@ Result<int32_t> CrushMap::clone_for_class(
 
 Status CrushMap::populate_classes() {
   remove_shadow_buckets();
+  // Every class gets a copy of every bucket below a root: bound the copies before making them.
+  uint64_t entries = 0;
+  for (const auto& b : buckets_) {
+    if (b) entries += 1 + b->items.size();
+  }
+  if (!class_names_.empty() && entries * class_names_.size() > kMaxShadowItems) {
+    return Status::invalid_argument(
+        "expected at most " + std::to_string(kMaxShadowItems) +
+        " shadow bucket entries (device classes x (buckets + bucket items)), found " +
+        std::to_string(class_names_.size()) + " x " + std::to_string(entries));
+  }
   const auto requested = class_bucket_;
   class_bucket_.clear();
   std::vector<bool> reserved;
@@ -509,14 +587,17 @@ Status CrushMap::populate_classes() {
 }
 
 Status CrushMap::add_rule(Rule rule) {
-  if (rule.id < 0)
-    return Status::invalid_argument("rule id must be >= 0, got " + std::to_string(rule.id));
+  if (rule.id < 0 || rule.id > kMaxRuleId) {
+    return Status::invalid_argument("expected a rule id 0.." + std::to_string(kMaxRuleId) +
+                                    ", found " + std::to_string(rule.id));
+  }
   if (this->rule(rule.id)) {
-    return Status::invalid_argument("rule id " + std::to_string(rule.id) + " is already used by '" +
-                                    rules_[rule.id]->name + "'");
+    return Status::invalid_argument("rule id " + std::to_string(rule.id) + " is already used by " +
+                                    quote_for_message(rules_[rule.id]->name));
   }
   if (!rule.name.empty() && rule_id(rule.name)) {
-    return Status::invalid_argument("rule name '" + rule.name + "' is already used");
+    return Status::invalid_argument("rule name " + quote_for_message(rule.name) +
+                                    " is already used");
   }
   if (rule.id >= max_rules()) rules_.resize(rule.id + 1);
   rules_[rule.id] = std::move(rule);
@@ -529,6 +610,16 @@ Status CrushMap::set_choose_args(int64_t index, ChooseArgs args) {
                                     std::to_string(args.size()) + " buckets, the map has " +
                                     std::to_string(max_buckets()));
   }
+  if (!choose_args_.count(index)) {
+    const uint64_t sets = choose_args_.size() + 1;
+    if (sets > static_cast<uint64_t>(kMaxChooseArgsSets) ||
+        sets * static_cast<uint64_t>(max_buckets()) > kMaxChooseArgsSlots) {
+      return Status::invalid_argument(
+          "expected at most " + std::to_string(kMaxChooseArgsSets) + " choose_args sets and " +
+          std::to_string(kMaxChooseArgsSlots) + " set x bucket slots, found " +
+          std::to_string(sets) + " sets x " + std::to_string(max_buckets()) + " buckets");
+    }
+  }
   args.resize(max_buckets());
   for (int32_t idx = 0; idx < max_buckets(); ++idx) {
     const ChooseArg& a = args[idx];
@@ -537,6 +628,11 @@ Status CrushMap::set_choose_args(int64_t index, ChooseArgs args) {
     const std::string where =
         "choose_args " + std::to_string(index) + " bucket_id " + std::to_string(-1 - idx);
     if (!b) return Status::invalid_argument(where + ": no such bucket");
+    if (a.weight_set.size() > static_cast<size_t>(kMaxWeightSetPositions)) {
+      return Status::invalid_argument(
+          where + ": expected at most " + std::to_string(kMaxWeightSetPositions) +
+          " weight_set positions, found " + std::to_string(a.weight_set.size()));
+    }
     for (const auto& ws : a.weight_set) {
       if (static_cast<int32_t>(ws.size()) != b->size()) {
         return Status::invalid_argument(where + ": needs exactly " + std::to_string(b->size()) +

@@ -25,8 +25,32 @@ namespace granary::crush {
 constexpr uint32_t kWeightOne = 0x10000;    // 1.0 in 16.16
 constexpr int32_t kItemNone = 0x7fffffff;   // an indep position that could not be filled
 constexpr int32_t kItemUndef = 0x7ffffffe;  // internal: a position not chosen yet
-constexpr uint32_t kMaxDeviceWeight = 100u * kWeightOne;
-constexpr uint32_t kMaxBucketWeight = 65535u * kWeightOne;
+constexpr uint32_t kMaxDeviceWeight = 100u * kWeightOne;    // Ceph's CRUSH_MAX_DEVICE_WEIGHT
+constexpr uint32_t kMaxBucketWeight = 65535u * kWeightOne;  // Ceph's CRUSH_MAX_BUCKET_WEIGHT
+
+// Limits of what a CrushMap may hold (docs/placement.md, "Limits"). Ceph's own limits where it
+// has them (rule ids, the u8 rule fields, weights); elsewhere bounds on what arrays indexed by
+// id may cost, far above real clusters (Ceph's mon_max_osd defaults to 10000).
+constexpr int32_t kMaxDeviceId = (1 << 20) - 1;   // device ids 0..1048575
+constexpr int32_t kMinBucketId = -(1 << 18);      // bucket ids -1..-262144 (shadows included)
+constexpr int32_t kMaxRuleId = 255;               // Ceph's CRUSH_MAX_RULES - 1
+constexpr int32_t kMaxRuleSize = 255;             // rule min_size/max_size/type: u8 in Ceph
+constexpr int32_t kMaxChooseCount = 255;          // |N| of "step choose firstn N"
+constexpr int32_t kMaxTries = 1000;               // choose_total_tries, set_choose(leaf)_tries
+constexpr int32_t kMaxLocalTries = 100;           // choose_local_(fallback_)tries
+constexpr int32_t kMaxVaryR = 31;                 // chooseleaf_vary_r shifts r by vary_r - 1
+constexpr int kMaxHierarchyDepth = 64;            // bucket nesting levels
+constexpr uint64_t kMaxExpandedItems = 1u << 24;  // items seen walking every path of the tree
+constexpr int kMaxDeviceClasses = 256;
+constexpr uint64_t kMaxShadowItems = 1u << 24;  // classes x (buckets + bucket items)
+constexpr int kMaxChooseArgsSets = 1024;
+constexpr uint64_t kMaxChooseArgsSlots = 1u << 21;  // choose_args sets x bucket slots
+constexpr int32_t kMaxWeightSetPositions = 255;
+constexpr size_t kMaxNameBytes = 256;  // device, bucket, type, class and rule names
+
+// `text` quoted for a one-line error message: non-printable and non-ASCII bytes escaped
+// (\x00), and past 60 characters shortened with its length ('aaaa…' (1048576 bytes)).
+std::string quote_for_message(std::string_view text);
 
 enum class BucketAlg : uint8_t { kUniform = 1, kList = 2, kTree = 3, kStraw = 4, kStraw2 = 5 };
 std::string_view bucket_alg_name(BucketAlg alg);
@@ -203,6 +227,8 @@ class CrushMap {
                                   const std::vector<bool>& reserved);
   void remove_shadow_buckets();
   void store_bucket(Bucket bucket);
+  // Levels of the hierarchy from `b` down to devices (1 for a bucket of devices).
+  int height(const Bucket& b) const;
 
   Tunables tunables_;
   int32_t max_devices_ = 0;

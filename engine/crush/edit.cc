@@ -57,7 +57,21 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
     return Status::invalid_argument(
         "a generated CRUSH map needs at least one host and one device per host");
   }
-  if (uint64_t{spec.device_weight} * spec.devices_per_host * spec.hosts > kMaxBucketWeight) {
+  // Sizes first (crush_map.h's limits), before anything is built or a product can overflow.
+  const uint64_t devices = uint64_t(spec.hosts) * uint64_t(spec.devices_per_host);
+  if (devices > uint64_t{kMaxDeviceId} + 1) {
+    return Status::invalid_argument(
+        "expected a generated CRUSH map of at most " + std::to_string(kMaxDeviceId + 1) +
+        " devices, found " + std::to_string(spec.hosts) + " hosts x " +
+        std::to_string(spec.devices_per_host) + " devices = " + std::to_string(devices));
+  }
+  const uint64_t buckets = (uint64_t(spec.hosts) + 1) * (spec.device_class.empty() ? 1 : 2);
+  if (buckets > uint64_t(-int64_t{kMinBucketId})) {
+    return Status::invalid_argument(
+        "expected a generated CRUSH map of at most " + std::to_string(-int64_t{kMinBucketId}) +
+        " buckets (hosts + root, twice with a device class), found " + std::to_string(buckets));
+  }
+  if (uint64_t{spec.device_weight} * devices > kMaxBucketWeight) {
     return Status::invalid_argument("the generated CRUSH map would weigh more than 65535");
   }
   CrushMap map;

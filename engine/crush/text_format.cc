@@ -1,10 +1,14 @@
 #include "engine/crush/text_format.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -37,47 +41,85 @@ namespace {
 // ---------------------------------------------------------------- lexer
 
 struct Token {
-  std::string text;  // empty at end of input
+  std::string_view text;  // empty at end of input (or at a byte the format does not allow)
   int line = 0;
   int col = 0;
 };
 
-std::vector<Token> tokenize(std::string_view text) {
-  std::vector<Token> out;
-  int line = 1, col = 1;
-  size_t i = 0;
-  auto advance = [&](size_t n) {
-    for (size_t k = 0; k < n; ++k, ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-  };
-  while (i < text.size()) {
-    const char ch = text[i];
-    if (ch == '#') {
-      while (i < text.size() && text[i] != '\n') advance(1);
-    } else if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v') {
-      advance(1);
-    } else if (ch == '{' || ch == '}' || ch == '[' || ch == ']') {
-      out.push_back({std::string(1, ch), line, col});
-      advance(1);
-    } else {
-      size_t j = i;
-      while (j < text.size() && !std::strchr(" \t\n\r\f\v#{}[]", text[j])) ++j;
-      out.push_back({std::string(text.substr(i, j - i)), line, col});
-      advance(j - i);
-    }
-  }
-  out.push_back({"", line, col});
-  return out;
+bool is_space(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+// Bytes a text map may not hold anywhere (comments included): control characters other than
+// white space, and DEL.
+bool is_forbidden(char ch) {
+  const auto c = static_cast<unsigned char>(ch);
+  return (c < 0x20 && !is_space(ch)) || c == 0x7f;
 }
 
+// Splits the text into words and the punctuation { } [ ], one token at a time (no copy of the
+// text, no token list: memory does not grow with the input). A forbidden byte ends the input
+// and is reported through bad_byte().
+class Lexer {
+ public:
+  explicit Lexer(std::string_view text) : text_(text) {}
+
+  Token next() {
+    while (i_ < text_.size()) {
+      const char ch = text_[i_];
+      if (is_forbidden(ch)) return stop_at_bad_byte();
+      if (ch == '#') {
+        while (i_ < text_.size() && text_[i_] != '\n') {
+          if (is_forbidden(text_[i_])) return stop_at_bad_byte();
+          advance(1);
+        }
+      } else if (is_space(ch)) {
+        advance(1);
+      } else if (ch == '{' || ch == '}' || ch == '[' || ch == ']') {
+        Token t{text_.substr(i_, 1), line_, col_};
+        advance(1);
+        return t;
+      } else {
+        size_t j = i_;
+        while (j < text_.size() && !is_space(text_[j]) && !is_forbidden(text_[j]) &&
+               !std::strchr("#{}[]", text_[j])) {
+          ++j;
+        }
+        Token t{text_.substr(i_, j - i_), line_, col_};
+        advance(j - i_);
+        return t;
+      }
+    }
+    return {{}, line_, col_};
+  }
+
+  // Where a forbidden byte stopped the input, and which byte.
+  std::optional<std::pair<Token, unsigned char>> bad_byte() const { return bad_; }
+
+ private:
+  Token stop_at_bad_byte() {
+    if (!bad_) bad_ = {{{}, line_, col_}, static_cast<unsigned char>(text_[i_])};
+    i_ = text_.size();
+    return {{}, bad_->first.line, bad_->first.col};
+  }
+  void advance(size_t n) {
+    for (size_t k = 0; k < n; ++k, ++i_) {
+      if (text_[i_] == '\n') {
+        ++line_;
+        col_ = 1;
+      } else {
+        ++col_;
+      }
+    }
+  }
+
+  std::string_view text_;
+  size_t i_ = 0;
+  int line_ = 1, col_ = 1;
+  std::optional<std::pair<Token, unsigned char>> bad_;
+};
+
 bool is_valid_name(std::string_view s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > kMaxNameBytes) return false;
   for (char c : s) {
     if (!(c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
           (c >= 'a' && c <= 'z'))) {
@@ -135,29 +177,32 @@ struct RuleDecl {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view source)
-      : tokens_(tokenize(text)), source_(source) {}
+  Parser(std::string_view text, std::string_view source) : lexer_(text), source_(source) {}
 
   Result<CrushMap> parse();
 
  private:
-  const Token& peek(size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
+  // Tokens are read lazily with a lookahead of at most three; a Token is a view of the text,
+  // so copies are cheap and stay valid after next().
+  const Token& peek(size_t ahead = 0) {
+    while (lookahead_.size() <= ahead) lookahead_.push_back(lexer_.next());
+    return lookahead_[ahead];
   }
-  const Token& next() {
-    const Token& t = tokens_[pos_];
-    if (pos_ + 1 < tokens_.size()) ++pos_;
+  Token next() {
+    const Token t = peek();
+    if (!t.text.empty()) lookahead_.pop_front();
     return t;
   }
   static Loc loc_of(const Token& t) { return {t.line, t.col}; }
   static std::string found(const Token& t) {
-    return t.text.empty() ? "end of input" : "'" + t.text + "'";
+    return t.text.empty() ? "end of input" : quote_for_message(t.text);
   }
+  Result<CrushMap> parse_statements();
   Status error_at(Loc loc, const std::string& msg) const {
     return Status::invalid_argument(std::string(source_) + ":" + std::to_string(loc.line) + ":" +
                                     std::to_string(loc.col) + ": " + msg);
   }
-  Status expected(const std::string& what) const {
+  Status expected(const std::string& what) {
     return error_at(loc_of(peek()), "expected " + what + ", found " + found(peek()));
   }
   Status expect(std::string_view word) {
@@ -177,21 +222,34 @@ class Parser {
     next();
     return *v;
   }
+  // An integer in lo..hi; the message names the range ("expected a device id 0..1048575").
+  Result<int64_t> expect_int_in(const std::string& what, int64_t lo, int64_t hi) {
+    auto v = parse_int<int64_t>(peek().text);
+    if (!v || *v < lo || *v > hi) {
+      return expected(what + " " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    next();
+    return *v;
+  }
   Result<std::string> expect_name(const std::string& what) {
-    if (!is_valid_name(peek().text)) return expected(what + " (letters, digits, '-', '_', '.')");
-    return next().text;
+    if (!is_valid_name(peek().text)) {
+      return expected(what + " (letters, digits, '-', '_', '.'; at most " +
+                      std::to_string(kMaxNameBytes) + " bytes)");
+    }
+    return std::string(next().text);
   }
 
   Status parse_tunable();
   Status parse_device();
   Status parse_type();
   Result<BucketDecl> parse_bucket_decl();
-  Status build_bucket(const BucketDecl& d);
+  Status build_bucket(const BucketDecl& d, int depth);
+  Status check_expanded_size() const;
   Status parse_rule();
   Status parse_choose_args();
 
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
+  Lexer lexer_;
+  std::deque<Token> lookahead_;
   std::string_view source_;
   CrushMap map_;
   std::map<std::string, size_t> bucket_index_;  // name -> index in buckets_
@@ -205,10 +263,30 @@ class Parser {
 
 Status Parser::parse_tunable() {
   next();
-  const Token& name_tok = peek();
+  const Token name_tok = peek();
   auto name = expect_name("a tunable name");
   if (!name.ok()) return name.status();
-  auto value = expect_int<int64_t>("an integer value for tunable " + *name);
+  // Ranges: Ceph stores the flags and straw_calc_version in a u8 and allowed_bucket_algs in a
+  // u32; the tries are bounded so that a mapping cannot spin for hours.
+  static const std::map<std::string, int64_t, std::less<>> kMax = {
+      {"choose_local_tries", kMaxLocalTries},
+      {"choose_local_fallback_tries", kMaxLocalTries},
+      {"choose_total_tries", kMaxTries},
+      {"chooseleaf_descend_once", 1},
+      {"chooseleaf_vary_r", kMaxVaryR},
+      {"chooseleaf_stable", 1},
+      {"straw_calc_version", 255},
+      {"allowed_bucket_algs", 0xffffffffll},
+  };
+  const auto limit = kMax.find(*name);
+  if (limit == kMax.end()) {
+    return error_at(loc_of(name_tok),
+                    "unknown tunable " + quote_for_message(*name) +
+                        " (expected choose_local_tries, choose_local_fallback_tries, "
+                        "choose_total_tries, chooseleaf_descend_once, chooseleaf_vary_r, "
+                        "chooseleaf_stable, straw_calc_version or allowed_bucket_algs)");
+  }
+  auto value = expect_int_in("a value for tunable " + *name, 0, limit->second);
   if (!value.ok()) return value.status();
   Tunables t = map_.tunables();
   const uint32_t v = static_cast<uint32_t>(*value);
@@ -226,24 +304,16 @@ Status Parser::parse_tunable() {
     t.chooseleaf_stable = v;
   else if (*name == "straw_calc_version")
     t.straw_calc_version = v;
-  else if (*name == "allowed_bucket_algs")
+  else
     t.allowed_bucket_algs = v;
-  else {
-    return error_at(loc_of(name_tok),
-                    "unknown tunable '" + *name +
-                        "' (expected choose_local_tries, choose_local_fallback_tries, "
-                        "choose_total_tries, chooseleaf_descend_once, chooseleaf_vary_r, "
-                        "chooseleaf_stable, straw_calc_version or allowed_bucket_algs)");
-  }
   map_.set_tunables(t);
   return Status();
 }
 
 Status Parser::parse_device() {
   const Loc loc = loc_of(next());
-  auto id = expect_int<int32_t>("a device id (integer >= 0)");
+  auto id = expect_int_in("a device id", 0, kMaxDeviceId);
   if (!id.ok()) return id.status();
-  if (*id < 0) return error_at(loc, "device id must be >= 0, got " + std::to_string(*id));
   auto name = expect_name("a device name");
   if (!name.ok()) return name.status();
   std::string cls;
@@ -253,44 +323,45 @@ Status Parser::parse_device() {
     if (!c.ok()) return c.status();
     cls = *c;
   }
-  if (Status s = map_.add_device(*id, *name, cls); !s.ok()) return error_at(loc, s.message());
+  if (Status s = map_.add_device(static_cast<int32_t>(*id), *name, cls); !s.ok())
+    return error_at(loc, s.message());
   return Status();
 }
 
 Status Parser::parse_type() {
   const Loc loc = loc_of(next());
-  auto id = expect_int<int32_t>("a type id (integer >= 0)");
+  auto id = expect_int_in("a type id", 0, INT32_MAX);
   if (!id.ok()) return id.status();
   auto name = expect_name("a type name");
   if (!name.ok()) return name.status();
-  if (Status s = map_.add_type(*id, *name); !s.ok()) return error_at(loc, s.message());
+  if (Status s = map_.add_type(static_cast<int32_t>(*id), *name); !s.ok())
+    return error_at(loc, s.message());
   return Status();
 }
 
 Result<BucketDecl> Parser::parse_bucket_decl() {
   BucketDecl d;
   d.loc = d.type_loc = loc_of(peek());
-  d.type_name = next().text;
+  d.type_name = std::string(next().text);
   auto name = expect_name("a bucket name");
   if (!name.ok()) return name.status();
   d.name = *name;
   if (Status s = expect("{"); !s.ok()) return s;
   while (peek().text != "}") {
-    const Token& tag = peek();
+    const Token tag = peek();
     const Loc loc = loc_of(tag);
     if (tag.text == "id") {
       next();
-      auto id = expect_int<int32_t>("a bucket id (negative integer)");
+      auto id = expect_int_in("a bucket id", kMinBucketId, -1);
       if (!id.ok()) return id.status();
-      if (*id >= 0) return error_at(loc, "bucket id must be negative, got " + std::to_string(*id));
       if (peek().text == "class") {
         next();
         auto c = expect_name("a device class name");
         if (!c.ok()) return c.status();
-        d.class_ids.emplace_back(*id, *c, loc);
+        d.class_ids.emplace_back(static_cast<int32_t>(*id), *c, loc);
       } else {
-        if (d.id) return error_at(loc, "bucket '" + d.name + "' has two ids");
-        d.id = *id;
+        if (d.id) return error_at(loc, "bucket " + quote_for_message(d.name) + " has two ids");
+        d.id = static_cast<int32_t>(*id);
         d.id_loc = loc;
       }
     } else if (tag.text == "alg") {
@@ -317,7 +388,8 @@ Result<BucketDecl> Parser::parse_bucket_decl() {
       while (peek().text == "weight" || peek().text == "pos") {
         if (next().text == "weight") {
           item.weight_loc = loc_of(peek());
-          item.weight = next().text;
+          if (peek().text.empty()) return expected("a weight");
+          item.weight = std::string(next().text);
         } else {
           item.pos_loc = loc_of(peek());
           auto p = expect_int<int32_t>("an item position (integer >= 0)");
@@ -325,25 +397,39 @@ Result<BucketDecl> Parser::parse_bucket_decl() {
           item.pos = *p;
         }
       }
+      if (d.items.size() >= static_cast<size_t>(kMaxDeviceId) + 1 - kMinBucketId) {
+        return error_at(loc, "expected at most " +
+                                 std::to_string(int64_t{kMaxDeviceId} + 1 - kMinBucketId) +
+                                 " items in bucket " + quote_for_message(d.name) +
+                                 " (the devices and buckets a map may hold), found more");
+      }
       d.items.push_back(std::move(item));
     } else {
-      return expected("'id', 'alg', 'hash', 'item' or '}' in bucket '" + d.name + "'");
+      return expected("'id', 'alg', 'hash', 'item' or '}' in bucket " + quote_for_message(d.name));
     }
   }
   next();  // '}'
   return d;
 }
 
-Status Parser::build_bucket(const BucketDecl& d) {
+Status Parser::build_bucket(const BucketDecl& d, int depth) {
   const size_t self = bucket_index_.at(d.name);
+  const std::string qname = quote_for_message(d.name);
   if (bucket_state_[self] == 2) return Status();
   if (bucket_state_[self] == 1) {
-    return error_at(d.loc, "bucket '" + d.name + "' contains itself (through its items)");
+    return error_at(d.loc, "bucket " + qname + " contains itself (through its items)");
+  }
+  if (depth > kMaxHierarchyDepth) {
+    return error_at(d.loc, "expected a hierarchy at most " + std::to_string(kMaxHierarchyDepth) +
+                               " levels deep, found bucket " + qname + " deeper");
   }
   bucket_state_[self] = 1;
   auto type = map_.type_id(d.type_name);
-  if (!type) return error_at(d.type_loc, "bucket type '" + d.type_name + "' is not defined");
-  if (!d.alg) return error_at(d.loc, "bucket '" + d.name + "' has no 'alg' line");
+  if (!type) {
+    return error_at(d.type_loc,
+                    "bucket type " + quote_for_message(d.type_name) + " is not defined");
+  }
+  if (!d.alg) return error_at(d.loc, "bucket " + qname + " has no 'alg' line");
 
   // Items: referenced buckets are built first (so a bucket may be listed before its children).
   const int32_t n = static_cast<int32_t>(d.items.size());
@@ -355,26 +441,27 @@ Status Parser::build_bucket(const BucketDecl& d) {
   for (const ItemDecl& it : d.items) {
     if (auto bi = bucket_index_.find(it.name);
         bi != bucket_index_.end() && !map_.item_id(it.name)) {
-      if (Status s = build_bucket(buckets_[bi->second]); !s.ok()) return s;
+      if (Status s = build_bucket(buckets_[bi->second], depth + 1); !s.ok()) return s;
     }
+    const std::string qitem = quote_for_message(it.name);
     auto item_id = map_.item_id(it.name);
     if (!item_id) {
-      return error_at(it.loc, "item '" + it.name + "' in bucket '" + d.name + "' is not defined");
+      return error_at(it.loc, "item " + qitem + " in bucket " + qname + " is not defined");
     }
     if (!seen.insert(*item_id).second) {
-      return error_at(it.loc, "item '" + it.name + "' is listed twice in bucket '" + d.name + "'");
+      return error_at(it.loc, "item " + qitem + " is listed twice in bucket " + qname);
     }
     uint32_t weight = kWeightOne;
     if (auto w = item_weight_.find(*item_id); w != item_weight_.end()) weight = w->second;
     if (it.weight) {
       auto w = parse_fixed_16_16(*it.weight);
       if (!w) {
-        return error_at(it.weight_loc, "expected a non-negative weight for item '" + it.name +
-                                           "', found '" + *it.weight + "'");
+        return error_at(it.weight_loc, "expected a weight 0..65535 for item " + qitem + ", found " +
+                                           quote_for_message(*it.weight));
       }
       if (*item_id >= 0 && *w > kMaxDeviceWeight) {
-        return error_at(it.weight_loc,
-                        "device weight " + *it.weight + " is above the limit of 100");
+        return error_at(it.weight_loc, "expected a device weight 0..100 for item " + qitem +
+                                           ", found " + quote_for_message(*it.weight));
       }
       weight = *w;
     }
@@ -382,11 +469,11 @@ Status Parser::build_bucket(const BucketDecl& d) {
     if (it.pos) {
       pos = *it.pos;
       if (pos < 0 || pos >= n) {
-        return error_at(it.pos_loc, "item '" + it.name + "' has pos " + std::to_string(pos) +
+        return error_at(it.pos_loc, "item " + qitem + " has pos " + std::to_string(pos) +
                                         ", expected 0.." + std::to_string(n - 1));
       }
       if (filled[pos]) {
-        return error_at(it.pos_loc, "item '" + it.name + "' has pos " + std::to_string(pos) +
+        return error_at(it.pos_loc, "item " + qitem + " has pos " + std::to_string(pos) +
                                         ", which is occupied");
       }
     } else {
@@ -394,7 +481,7 @@ Status Parser::build_bucket(const BucketDecl& d) {
       pos = next_pos++;
       // An explicit pos later in the list may claim a slot we skipped into: check then.
       if (pos >= n || filled[pos])
-        return error_at(it.loc, "item positions of bucket '" + d.name + "' overlap");
+        return error_at(it.loc, "item positions of bucket " + qname + " overlap");
     }
     filled[pos] = true;
     items[pos] = *item_id;
@@ -403,8 +490,8 @@ Status Parser::build_bucket(const BucketDecl& d) {
   if (*d.alg == BucketAlg::kUniform) {
     for (int32_t i = 1; i < n; ++i) {
       if (weights[i] != weights[0]) {
-        return error_at(d.loc, "uniform bucket '" + d.name +
-                                   "' items must all have identical weights (found " +
+        return error_at(d.loc, "uniform bucket " + qname +
+                                   " items must all have identical weights (found " +
                                    format_fixed_16_16(weights[0]) + " and " +
                                    format_fixed_16_16(weights[i]) + ")");
       }
@@ -413,14 +500,18 @@ Status Parser::build_bucket(const BucketDecl& d) {
   uint64_t total = 0;
   for (uint32_t w : weights) total += w;
   if (total > kMaxBucketWeight) {
-    return error_at(d.loc, "bucket '" + d.name + "' weighs more than 65535 (sum of item weights)");
+    return error_at(d.loc, "bucket " + qname + " weighs more than 65535 (sum of item weights)");
   }
 
   int32_t id = 0;
   if (d.id) {
     id = *d.id;
   } else {
-    for (id = -1; used_ids_.count(id) || map_.bucket_exists(id); --id) {
+    for (id = -1; id >= kMinBucketId && (used_ids_.count(id) || map_.bucket_exists(id)); --id) {
+    }
+    if (id < kMinBucketId) {
+      return error_at(d.loc, "no bucket id left in " + std::to_string(kMinBucketId) +
+                                 "..-1 for bucket " + qname);
     }
   }
   used_ids_.insert(id);
@@ -439,7 +530,7 @@ Status Parser::build_bucket(const BucketDecl& d) {
     auto c = map_.get_or_create_class(cls);
     if (!c.ok()) return error_at(loc, c.status().message());
     if (Status s = map_.reserve_class_bucket_id(id, *c, shadow_id); !s.ok()) {
-      return error_at(loc, "bucket '" + d.name + "': " + s.message());
+      return error_at(loc, "bucket " + qname + ": " + s.message());
     }
   }
   bucket_state_[self] = 2;
@@ -458,15 +549,13 @@ Status Parser::parse_rule() {
   bool have_id = false;
   std::vector<StepDecl> steps;
   while (peek().text != "}") {
-    const Token& tag = peek();
+    const Token tag = peek();
     const Loc loc = loc_of(tag);
     if (tag.text == "id" || tag.text == "ruleset") {
       next();
-      auto id = expect_int<int32_t>("a rule id (integer >= 0)");
+      auto id = expect_int_in("a rule id", 0, kMaxRuleId);
       if (!id.ok()) return id.status();
-      if (*id < 0 || *id > 255)
-        return error_at(loc, "rule id must be 0..255, got " + std::to_string(*id));
-      r.rule.id = *id;
+      r.rule.id = static_cast<int32_t>(*id);
       have_id = true;
     } else if (tag.text == "type") {
       next();
@@ -477,22 +566,21 @@ Status Parser::parse_rule() {
         r.rule.type = kRuleErasure;
         next();
       } else {
-        auto t = expect_int<int32_t>("a rule type (replicated or erasure)");
+        auto t = expect_int_in("a rule type (replicated, erasure or a number)", 0, kMaxRuleSize);
         if (!t.ok()) return t.status();
-        r.rule.type = *t;
+        r.rule.type = static_cast<int32_t>(*t);
       }
     } else if (tag.text == "min_size" || tag.text == "max_size") {
       next();
-      auto v = expect_int<int32_t>("an integer " + tag.text);
+      auto v = expect_int_in("a " + std::string(tag.text), 0, kMaxRuleSize);
       if (!v.ok()) return v.status();
-      (tag.text == "min_size" ? r.rule.min_size : r.rule.max_size) = *v;
+      (tag.text == "min_size" ? r.rule.min_size : r.rule.max_size) = static_cast<int32_t>(*v);
     } else if (tag.text == "step") {
       next();
       StepDecl st;
       st.loc = loc;
-      const Token& op = peek();
-      const std::string opname = op.text;
-      next();
+      const Token op = next();
+      const std::string opname(op.text);
       static const std::map<std::string, RuleOp, std::less<>> kSetOps = {
           {"set_choose_tries", RuleOp::kSetChooseTries},
           {"set_chooseleaf_tries", RuleOp::kSetChooseLeafTries},
@@ -524,9 +612,10 @@ Status Parser::parse_rule() {
           return expected("'firstn' or 'indep'");
         }
         next();
-        auto count = expect_int<int32_t>("a count (0 = as many as replicas, -N = replicas - N)");
+        auto count = expect_int_in("a count (0 = as many as replicas, -N = replicas - N)",
+                                   -kMaxChooseCount, kMaxChooseCount);
         if (!count.ok()) return count.status();
-        st.step.arg1 = *count;
+        st.step.arg1 = static_cast<int32_t>(*count);
         if (Status s = expect("type"); !s.ok()) return s;
         st.type_loc = loc_of(peek());
         auto t = expect_name("a bucket type name");
@@ -538,9 +627,18 @@ Status Parser::parse_rule() {
         st.step.op = RuleOp::kNoop;
       } else if (auto it = kSetOps.find(opname); it != kSetOps.end()) {
         st.step.op = it->second;
-        auto v = expect_int<int32_t>("an integer value for " + opname);
+        int64_t max = 1;
+        if (it->second == RuleOp::kSetChooseTries || it->second == RuleOp::kSetChooseLeafTries) {
+          max = kMaxTries;
+        } else if (it->second == RuleOp::kSetChooseLocalTries ||
+                   it->second == RuleOp::kSetChooseLocalFallbackTries) {
+          max = kMaxLocalTries;
+        } else if (it->second == RuleOp::kSetChooseLeafVaryR) {
+          max = kMaxVaryR;
+        }
+        auto v = expect_int_in("a value for " + opname, 0, max);
         if (!v.ok()) return v.status();
-        st.step.arg1 = *v;
+        st.step.arg1 = static_cast<int32_t>(*v);
       } else {
         return error_at(loc_of(op),
                         "expected a rule step (take, choose, chooseleaf, emit, "
@@ -553,7 +651,8 @@ Status Parser::parse_rule() {
     }
   }
   next();  // '}'
-  if (!have_id) return error_at(r.loc, "rule '" + r.rule.name + "' has no 'id' line");
+  const std::string qrule = quote_for_message(r.rule.name);
+  if (!have_id) return error_at(r.loc, "rule " + qrule + " has no 'id' line");
 
   // Ceph builds the device-class shadow trees when it reaches the first rule.
   if (!classes_populated_) {
@@ -564,24 +663,26 @@ Status Parser::parse_rule() {
     if (st.step.op == RuleOp::kTake) {
       auto id = map_.item_id(st.take_item);
       if (!id || map_.is_shadow(*id)) {
-        return error_at(st.item_loc,
-                        "in rule '" + r.rule.name + "' item '" + st.take_item + "' is not defined");
+        return error_at(st.item_loc, "in rule " + qrule + " item " +
+                                         quote_for_message(st.take_item) + " is not defined");
       }
       if (!st.take_class.empty()) {
         auto c = map_.class_id(st.take_class);
         if (!c) {
-          return error_at(st.class_loc, "in rule '" + r.rule.name + "' device class '" +
-                                            st.take_class + "' is not defined");
+          return error_at(st.class_loc, "in rule " + qrule + " device class " +
+                                            quote_for_message(st.take_class) + " is not defined");
         }
         if (!populate_status_.ok()) {
-          return error_at(st.class_loc, "in rule '" + r.rule.name + "' step take " + st.take_item +
-                                            " class " + st.take_class + ": " +
+          return error_at(st.class_loc, "in rule " + qrule + " step take " +
+                                            quote_for_message(st.take_item) + " class " +
+                                            quote_for_message(st.take_class) + ": " +
                                             populate_status_.message());
         }
         auto shadow = map_.class_bucket(*id, *c);
         if (!shadow) {
-          return error_at(st.class_loc, "in rule '" + r.rule.name + "' step take " + st.take_item +
-                                            ": no matching bucket for class " + st.take_class);
+          return error_at(st.class_loc,
+                          "in rule " + qrule + " step take " + quote_for_message(st.take_item) +
+                              ": no matching bucket for class " + quote_for_message(st.take_class));
         }
         id = shadow;
       }
@@ -589,8 +690,8 @@ Status Parser::parse_rule() {
     } else if (!st.type_name.empty()) {
       auto t = map_.type_id(st.type_name);
       if (!t) {
-        return error_at(st.type_loc,
-                        "in rule '" + r.rule.name + "' type '" + st.type_name + "' is not defined");
+        return error_at(st.type_loc, "in rule " + qrule + " type " +
+                                         quote_for_message(st.type_name) + " is not defined");
       }
       st.step.arg2 = *t;
     }
@@ -602,7 +703,8 @@ Status Parser::parse_rule() {
 
 Status Parser::parse_choose_args() {
   const Loc loc = loc_of(next());
-  const Token& index_tok = peek();
+  const Token index_tok = peek();
+  const std::string index_text = quote_for_message(index_tok.text);
   int64_t index = 0;
   if (auto u = parse_int<uint64_t>(index_tok.text)) {
     index = static_cast<int64_t>(*u);  // crushtool prints -1 as 18446744073709551615
@@ -613,7 +715,15 @@ Status Parser::parse_choose_args() {
   }
   next();
   if (map_.choose_args().count(index)) {
-    return error_at(loc, "choose_args " + index_tok.text + " is defined twice");
+    return error_at(loc, "choose_args " + index_text + " is defined twice");
+  }
+  if (const uint64_t sets = map_.choose_args().size() + 1;
+      sets > static_cast<uint64_t>(kMaxChooseArgsSets) ||
+      sets * static_cast<uint64_t>(map_.max_buckets()) > kMaxChooseArgsSlots) {
+    return error_at(loc, "expected at most " + std::to_string(kMaxChooseArgsSets) +
+                             " choose_args sets and " + std::to_string(kMaxChooseArgsSlots) +
+                             " set x bucket slots, found " + std::to_string(sets) + " sets x " +
+                             std::to_string(map_.max_buckets()) + " buckets");
   }
   if (Status s = expect("{"); !s.ok()) return s;
   ChooseArgs args(map_.max_buckets());
@@ -625,19 +735,28 @@ Status Parser::parse_choose_args() {
     if (!bid.ok()) return bid.status();
     const Bucket* b = map_.bucket(*bid);
     if (!b)
-      return error_at(bloc, "choose_args " + index_tok.text + ": bucket " + std::to_string(*bid) +
+      return error_at(bloc, "choose_args " + index_text + ": bucket " + std::to_string(*bid) +
                                 " does not exist");
     ChooseArg& arg = args[-1 - *bid];
     while (peek().text == "weight_set" || peek().text == "ids") {
-      const std::string what = next().text;
+      const std::string what(next().text);
       if (Status s = expect("["); !s.ok()) return s;
       if (what == "weight_set") {
         while (peek().text == "[") {
           const Loc wloc = loc_of(next());
+          if (arg.weight_set.size() >= static_cast<size_t>(kMaxWeightSetPositions)) {
+            return error_at(wloc, "expected at most " + std::to_string(kMaxWeightSetPositions) +
+                                      " weight_set positions for bucket " + std::to_string(*bid) +
+                                      ", found more");
+          }
           std::vector<uint32_t> ws;
           while (peek().text != "]") {
             auto w = parse_fixed_16_16(peek().text);
-            if (!w) return expected("a weight or ']'");
+            if (!w) return expected("a weight 0..65535 or ']'");
+            if (static_cast<int32_t>(ws.size()) >= b->size()) {
+              return expected(std::to_string(b->size()) + " weights for bucket " +
+                              std::to_string(*bid) + " then ']'");
+            }
             ws.push_back(*w);
             next();
           }
@@ -652,6 +771,10 @@ Status Parser::parse_choose_args() {
       } else {
         const Loc iloc = loc_of(peek());
         while (peek().text != "]") {
+          if (static_cast<int32_t>(arg.ids.size()) >= b->size()) {
+            return expected(std::to_string(b->size()) + " ids for bucket " + std::to_string(*bid) +
+                            " then ']'");
+          }
           auto v = expect_int<int32_t>("an id or ']'");
           if (!v.ok()) return v.status();
           arg.ids.push_back(*v);
@@ -672,20 +795,59 @@ Status Parser::parse_choose_args() {
   return Status();
 }
 
+Status Parser::check_expanded_size() const {
+  // A bucket may be listed under several parents; walks over every path (devices_under, the
+  // analysis) then see its items once per path. Count them, saturating, before anyone walks.
+  std::map<int32_t, uint64_t> memo;
+  std::function<uint64_t(int32_t)> count = [&](int32_t id) -> uint64_t {
+    if (id >= 0) return 1;
+    if (auto it = memo.find(id); it != memo.end()) return it->second;
+    uint64_t n = 1;
+    if (const Bucket* b = map_.bucket(id)) {
+      for (int32_t item : b->items) n = std::min(n + count(item), kMaxExpandedItems + 1);
+    }
+    memo[id] = n;
+    return n;
+  };
+  for (int32_t root : map_.roots()) {
+    if (const uint64_t n = count(root); n > kMaxExpandedItems) {
+      return Status::invalid_argument(
+          std::string(source_) + ": expected at most " + std::to_string(kMaxExpandedItems) +
+          " items along all paths below a root (buckets listed under several parents repeat "
+          "their subtrees), found more below " +
+          quote_for_message(map_.item_name(root) ? *map_.item_name(root) : std::string()));
+    }
+  }
+  return Status();
+}
+
 Result<CrushMap> Parser::parse() {
+  Result<CrushMap> r = parse_statements();
+  // A byte the format does not allow ends the input early: report it rather than whatever
+  // the parser made of the truncated text.
+  if (auto bad = lexer_.bad_byte()) {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "\\x%02x", bad->second);
+    return error_at(loc_of(bad->first),
+                    std::string("expected printable text, found the byte ") + byte);
+  }
+  return r;
+}
+
+Result<CrushMap> Parser::parse_statements() {
   bool saw_rule = false;
   // Statements are parsed in order; buckets are only declared here and built when the first
   // rule, choose_args or the end of input needs them.
   auto build_all = [&]() -> Status {
     bucket_state_.resize(buckets_.size(), 0);
     for (size_t i = 0; i < buckets_.size(); ++i) {
-      if (Status s = build_bucket(buckets_[i]); !s.ok()) return s;
+      if (Status s = build_bucket(buckets_[i], 1); !s.ok()) return s;
     }
-    return Status();
+    return check_expanded_size();
   };
   bool built = false;
   while (!peek().text.empty()) {
-    const Token& t = peek();
+    const Token t = peek();
     if (t.text == "tunable") {
       if (Status s = parse_tunable(); !s.ok()) return s;
     } else if (t.text == "device") {
@@ -710,7 +872,8 @@ Result<CrushMap> Parser::parse() {
       auto d = parse_bucket_decl();
       if (!d.ok()) return d.status();
       if (bucket_index_.count(d->name) || map_.item_id(d->name)) {
-        return error_at(d->loc, "bucket or device '" + d->name + "' is already defined");
+        return error_at(d->loc,
+                        "bucket or device " + quote_for_message(d->name) + " is already defined");
       }
       if (d->id) used_ids_.insert(*d->id);
       bucket_index_[d->name] = buckets_.size();
@@ -780,17 +943,68 @@ void write_bucket(const CrushMap& m, const Bucket& b, std::ostringstream& out) {
 }  // namespace
 
 Result<CrushMap> parse_text_map(std::string_view text, std::string_view source) {
+  if (text.size() > kMaxTextMapBytes) {
+    return Status::invalid_argument(std::string(source) + ": expected a text map of at most " +
+                                    std::to_string(kMaxTextMapBytes) + " bytes, found " +
+                                    std::to_string(text.size()) + " bytes");
+  }
   Parser p(text, source);
   return p.parse();
 }
 
+Result<std::string> read_text_map_file(const std::string& path) {
+  const std::string where = "CRUSH map " + quote_for_message(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::io_error("cannot open " + where + ": " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return Status::invalid_argument(where + ": expected a text map file, found a directory");
+  }
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxTextMapBytes) {
+    return Status::invalid_argument(where + ": expected a text map of at most " +
+                                    std::to_string(kMaxTextMapBytes) + " bytes, found " +
+                                    std::to_string(st.st_size) + " bytes");
+  }
+  // Pipes and devices (`--map <(...)`, /dev/stdin) are read up to the limit and no further.
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::io_error("cannot open " + where + ": " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  bool too_big = false, failed = false;
+  for (;;) {
+    const size_t n = std::fread(buf, 1, sizeof buf, f);
+    if (text.size() + n > kMaxTextMapBytes) {
+      too_big = true;
+      break;
+    }
+    text.append(buf, n);
+    if (n < sizeof buf) {
+      failed = std::ferror(f) != 0;
+      break;
+    }
+  }
+  const int read_errno = errno;
+  std::fclose(f);
+  if (too_big) {
+    return Status::invalid_argument(where + ": expected a text map of at most " +
+                                    std::to_string(kMaxTextMapBytes) + " bytes, found more");
+  }
+  if (failed) return Status::io_error("cannot read " + where + ": " + std::strerror(read_errno));
+  return text;
+}
+
 Result<CrushMap> load_text_map(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::io_error("cannot open CRUSH map '" + path + "'");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return Status::io_error("cannot read CRUSH map '" + path + "'");
-  return parse_text_map(buf.str(), path);
+  auto text = read_text_map_file(path);
+  if (!text.ok()) return text.status();
+  // crushtool's compiled maps start with CRUSH_MAGIC, 0x00010000 little endian.
+  if (text->size() >= 4 && text->compare(0, 4, std::string_view("\0\0\1\0", 4)) == 0) {
+    return Status::invalid_argument("CRUSH map " + quote_for_message(path) +
+                                    ": expected a text map, found a compiled (binary) one; "
+                                    "decompile it with `crushtool -d " +
+                                    path + " -o map.txt` and pass map.txt");
+  }
+  return parse_text_map(*text, path);
 }
 
 std::string write_text_map(const CrushMap& m) {

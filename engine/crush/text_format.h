@@ -16,10 +16,20 @@
 
 namespace granary::crush {
 
+// The largest text map parse_text_map and load_text_map accept (a 10,000-OSD map is 0.6 MB).
+constexpr size_t kMaxTextMapBytes = size_t{16} << 20;
+
 // Parses map text; `source` names the input in error messages (a file name, "<stdin>").
+// Every id, weight, count and size is checked against crush_map.h's limits before anything
+// is allocated for it; the text must be printable (no control bytes other than white space).
 Result<CrushMap> parse_text_map(std::string_view text, std::string_view source = "<input>");
 
-// Reads and parses a text map file.
+// Reads a text map file (a regular file, or a pipe or device read up to kMaxTextMapBytes);
+// refuses directories and files over the limit before reading them.
+Result<std::string> read_text_map_file(const std::string& path);
+
+// Reads and parses a text map file; a compiled map (crushtool -c) is refused with the
+// crushtool command that decompiles it.
 Result<CrushMap> load_text_map(const std::string& path);
 
 // Prints the map in crushtool's decompiled format.

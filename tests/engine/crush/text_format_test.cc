@@ -61,12 +61,12 @@ TEST(TextFormat, ErrorsNameLineColumnExpectedAndFound) {
        "osd.9\n}\n",
        "m.txt:7:2: item 'osd.9' in bucket 'h' is not defined"},
       {"tunable choose_total_trys 50\n", "m.txt:1:9: unknown tunable 'choose_total_trys'"},
-      {"device x osd.0\n", "m.txt:1:8: expected a device id (integer >= 0), found 'x'"},
+      {"device x osd.0\n", "m.txt:1:8: expected a device id 0..1048575, found 'x'"},
       {"type 0 osd\nrack r {\n\tid -1\n\talg straw2\n}\n",
        "m.txt:2:1: bucket type 'rack' is not defined"},
       {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0 "
        "weight 1.5.2\n}\n",
-       "m.txt:7:20: expected a non-negative weight for item 'osd.0', found '1.5.2'"},
+       "m.txt:7:20: expected a weight 0..65535 for item 'osd.0', found '1.5.2'"},
       {"device 0 osd.0\ntype 0 osd\ntype 1 host\nhost h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n"
        "rule r {\n\tid 0\n\ttype replicated\n\tstep take h\n\tstep chooseleaf firstn 0 type "
        "rack\n\tstep emit\n}\n",
