@@ -1021,7 +1021,7 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
       t.sample_bytes_stddev = size.number("stddev", {0, false, 65536}, 0.0) * kMiB;
     }
   }
-  t.samples_per_file = o.int32("samples_per_file", {1, 100000000}, t.samples_per_file);
+  t.samples_per_file = o.int32("samples_per_file", {1, 100000}, t.samples_per_file);
   t.files = o.integer("files", {1, kMaxFiles},
                       have_preset ? std::optional<int64_t>(t.files) : std::nullopt);
   const double dataset_bytes =

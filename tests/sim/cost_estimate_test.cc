@@ -56,7 +56,7 @@ TEST(CostEstimate, SteadyStateStopBoundsTheWork) {
   j.erase("failures");
   j.erase("expect");
   const CostEstimate a = estimate_cost(parse(j));
-  j["workloads"][0]["files"] = 400000;
+  j["workloads"][0]["files"] = 4000000;
   const CostEstimate b = estimate_cost(parse(j));
   EXPECT_TRUE(b.plan.allow_early_stop);
   EXPECT_NEAR(b.transfers, a.transfers, 0.01 * a.transfers);
@@ -142,6 +142,65 @@ TEST(CostEstimate, RefusesMemoryPastTheLimit) {
   EXPECT_EQ(st.message().rfind("test.json: workloads[0].files: the run would need about ", 0), 0u)
       << st.message();
   EXPECT_NE(st.message().find("of memory (limit 16.0 GiB)"), std::string::npos) << st.message();
+}
+
+// Issue 9: 10^12 files with 10^6 epochs (documented as valid) aborted in SimGrid; with small
+// samples it is in range, and the estimate refuses it on the dataset it would hold.
+TEST(CostEstimate, RefusesATrillionFilesOnMemory) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  j["workloads"][0] = {{"name", "tiny"},
+                       {"mlperf", "unet3d"},
+                       {"files", 1000000000000},
+                       {"epochs", 1000000},
+                       {"sample_size_mib", {{"mean", 0.001}}}};
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: workloads[0].files: the run would need about ", 0), 0u)
+      << st.message();
+}
+
+// Issue 9: many samples per file ran for hours: the steady state shows only after the loaders'
+// first files, samples_per_file / batch_size steps each, and drawing the sizes costs too.
+TEST(CostEstimate, CountsTheFirstFilesAndDrawingTheDataset) {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  j["workloads"][0]["files"] = 40;
+  j["workloads"][0]["samples_per_file"] = 10000;
+  j["workloads"][0]["sample_size_mib"] = {{"mean", 0.0001}};
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  const double steps_per_file = 10000.0 / s.workloads[0].training.batch_size;
+  EXPECT_GT(e.simulated_s, steps_per_file * s.workloads[0].training.compute_s_per_step);
+  j["workloads"][0]["files"] = 4000000;
+  j["workloads"][0]["samples_per_file"] = 100000;
+  const CostEstimate big = estimate_cost(parse(j));
+  EXPECT_GT(big.wall_s, 4000000 * 1e5 * 3e-8);  // the draws alone
+  const Status st = check_cost(parse(j), big, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: workloads[0].samples_per_file: the run would take ", 0),
+            0u)
+      << st.message();
+}
+
+// Issue 9: 16 servers x 128 drives aborted in SimGrid creating contexts (a task per OSD worker):
+// a checkpoint's 16 workers per OSD pass the machine's tasks, a read storm's 4 do not.
+TEST(CostEstimate, ManyDrivesCountTheirWorkers) {
+  json j = shipped("ci/checkpoint-llama3-70b.json");
+  j.erase("expect");
+  j["cluster"]["storage"]["count"] = 16;
+  j["cluster"]["storage"]["drive"]["count"] = 128;
+  const models::Scenario s = parse(j);
+  const CostEstimate e = estimate_cost(s);
+  EXPECT_GE(e.actors, 16 * 128 * 17);
+  const Status st = check_cost(s, e, defaults());
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("test.json: cluster.storage.drive.count: the run needs 3", 0), 0u)
+      << st.message();
 }
 
 TEST(CostEstimate, Formats) {
