@@ -80,6 +80,8 @@ struct Load {
   bool bulk = true;    // large transfers (reads of objects or RPCs, checkpoint writes)
   std::string driver;  // the key that sets the requests
   std::string advice;
+  std::string memory_driver;  // the key that sets the memory (empty: driver)
+  std::string memory_advice;
 };
 
 double nic_bytes_per_s(const models::NicSpec& nic, double efficiency) {
@@ -327,12 +329,23 @@ Load training_load(const models::Scenario& s, const RunPlan& plan, double read_b
     l.advice =
         "simulate fewer epochs, or let the run stop at steady state "
         "(simulation.stop_at_steady_state)";
+  } else if (t < all_epochs_s) {
+    // Stopped at steady state: the requests in flight set the cost, not the dataset.
+    l.driver = plan.slice_factor > 1 ? "simulation.representative_nodes" : "simulation.fidelity";
+    l.advice = plan.slice_factor > 1
+                   ? "simulate a smaller slice (fewer simulation.representative_nodes)"
+                   : "simulate a slice (simulation.fidelity \"slice\")";
   } else {
     l.driver = "workloads[0].files";
     l.advice = plan.slice_factor > 1 ? "use fewer files, or a smaller slice "
                                        "(simulation.representative_nodes)"
                                      : "use fewer files, or simulation.fidelity \"slice\"";
   }
+  // The dataset's file list is held in memory whatever the run's length.
+  l.memory_driver = "workloads[0].files";
+  l.memory_advice = plan.slice_factor > 1
+                        ? "use fewer files, or a smaller slice (simulation.representative_nodes)"
+                        : "use fewer files, or simulation.fidelity \"slice\"";
   // Drawing millions of sample sizes per file before the run can outweigh the run itself.
   if (files_sim * w.samples_per_file * kWallPerSampleS > 60 &&
       w.samples_per_file * kWallPerSampleS > 10 * kWallPerFileS) {
@@ -356,8 +369,10 @@ Load checkpoint_load(const models::Scenario& s, const models::CheckpointWorkload
   const double read_s = ck.read_back ? bytes_full / std::max(1.0, read_bound) : 0;
   double t = ck.start_s + ck.checkpoints * (write_s + read_s);
   l.simulated_s = std::min(t, s.simulation.max_simulated_s);
+  // The run stops (with an error) at max_simulated_s: the requests up to then.
+  const double done = t > 0 ? l.simulated_s / t : 1;
   const double unit = request_bytes(s, plan, true);
-  const double objects = std::ceil(bytes_full / k / unit) * ck.checkpoints;
+  const double objects = std::ceil(bytes_full / k / unit) * ck.checkpoints * done;
   l.requests =
       objects * (write_requests_per_object(s) + (ck.read_back ? read_requests_per_object(s) : 0));
   const int64_t ranks_sim = static_cast<int64_t>(std::ceil(ranks / k));
@@ -612,6 +627,12 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
   e.memory_bytes = memory;
   e.driver = biggest->driver;
   e.advice = biggest->advice;
+  const Load* heaviest = &loads[0];
+  for (const Load& l : loads) {
+    if (l.memory_bytes > heaviest->memory_bytes) heaviest = &l;
+  }
+  e.memory_driver = heaviest->memory_driver.empty() ? heaviest->driver : heaviest->memory_driver;
+  e.memory_advice = heaviest->memory_driver.empty() ? heaviest->advice : heaviest->memory_advice;
   return e;
 }
 
@@ -649,9 +670,9 @@ Status check_cost(const models::Scenario& s, const CostEstimate& e, const CostLi
   // Wall time or memory, whichever is further past its limit.
   const double over_memory = e.memory_bytes / max_memory, over_wall = e.wall_s / limits.max_wall_s;
   if (over_memory > 1 && over_memory >= over_wall) {
-    return Status::invalid_argument(where + e.driver + ": the run would need about " +
+    return Status::invalid_argument(where + e.memory_driver + ": the run would need about " +
                                     format_bytes(e.memory_bytes) + " of memory (limit " +
-                                    format_bytes(max_memory) + "): " + e.advice +
+                                    format_bytes(max_memory) + "): " + e.memory_advice +
                                     ", or raise --max-memory-gib");
   }
   if (over_wall > 1) {

@@ -33,6 +33,9 @@ struct CostEstimate {
   // make the run cheaper.
   std::string driver;
   std::string advice;
+  // The same for the memory.
+  std::string memory_driver;
+  std::string memory_advice;
 };
 
 // The most a run may use. Defaults: an hour of wall time, half of the machine's memory, and the

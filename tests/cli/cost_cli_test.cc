@@ -90,7 +90,10 @@ TEST(CostCli, RunRefusesPastMaxWallAndSaysWhatToChange) {
   auto r = granary("run --quiet --max-wall-s 0.5 " + f);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("granary: " + f + ": workloads[0].files: the run would take about ", 0), 0u)
+  EXPECT_EQ(
+      r.err.rfind("granary: " + f + ": simulation.representative_nodes: the run would take about ",
+                  0),
+      0u)
       << r.err;
   EXPECT_NE(r.err.find("of wall time (limit 0.50 s; "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("or raise --max-wall-s"), std::string::npos) << r.err;
