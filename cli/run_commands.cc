@@ -34,25 +34,29 @@ std::string fmt(double v, int digits) {
 }
 
 // A one-line progress bar on stderr, redrawn in place at most 5 times a second, from 2 s of
-// wall time on (a short run draws nothing), only when stderr is a terminal: the fraction done,
-// the simulated time and the wall time left at the rate so far.
+// wall time on (a short run draws nothing), only when stderr is a terminal: the simulated time
+// against the run's estimated span (sim/cost_estimate.h; a run that stops at steady state ends
+// long before its epoch), the share done, and the wall time left at the rate so far.
 class ProgressBar {
  public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled), start_(Clock::now()) {}
-  void update(double sim_s, double fraction) {
+  ProgressBar(bool enabled, double expected_simulated_s)
+      : enabled_(enabled), expected_s_(expected_simulated_s), start_(Clock::now()) {}
+  void update(double sim_s, double run_fraction) {
     if (!enabled_) return;
     const auto now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (elapsed < 2.0 || now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
-    fraction = std::clamp(fraction, 0.0, 1.0);
+    double fraction = std::clamp(run_fraction, 0.0, 1.0);
+    if (expected_s_ > 0) fraction = std::max(fraction, std::min(0.99, sim_s / expected_s_));
     const int width = 30;
     const int filled = static_cast<int>(fraction * width);
     const std::string eta =
         fraction > 0.005 ? sim::format_duration(elapsed * (1 - fraction) / fraction) : "?";
-    std::fprintf(stderr, "\r[%s%s] %3d%%  simulated %.1f s, %s left   ",
+    std::fprintf(stderr, "\r[%s%s] %3d%%  simulated %.1f of ~%.1f s, %s left   ",
                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                 static_cast<int>(fraction * 100), sim_s, eta.c_str());
+                 static_cast<int>(fraction * 100), sim_s, std::max(expected_s_, sim_s),
+                 eta.c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
@@ -63,6 +67,7 @@ class ProgressBar {
  private:
   using Clock = std::chrono::steady_clock;
   bool enabled_;
+  double expected_s_;
   Clock::time_point start_;
   Clock::time_point last_{};
   bool drawn_ = false;
@@ -322,7 +327,7 @@ void run_run(RunArgs& a, ExitCode& code) {
   std::cerr << "granary: " << a.path << ": seed " << seed << ", " << plan.reason << "\n";
   std::cerr << "granary: estimate: " << sim::cost_summary(cost) << "\n";
   start_watchdog(a.path, a.resources.limits());
-  ProgressBar bar(!a.quiet && isatty(STDERR_FILENO));
+  ProgressBar bar(!a.quiet && isatty(STDERR_FILENO), cost.simulated_s);
   sim::RunOptions o;
   o.seed = seed;
   o.on_progress = [&bar](double t, double f) { bar.update(t, f); };
