@@ -420,7 +420,10 @@ std::string tidy_nlohmann_message(std::string what) {
   if (at != std::string::npos && what.size() >= at + marker.size() + 1 && what.back() == '\'') {
     const std::string_view token =
         std::string_view(what).substr(at + marker.size(), what.size() - at - marker.size() - 1);
-    if (token.size() > json_diag::kEchoChars || json_diag::invalid_utf8_offset(token)) {
+    // (nlohmann writes control characters as <U+000A> but leaves DEL and bytes that are not
+    // UTF-8 raw.)
+    if (token.size() > json_diag::kEchoChars || json_diag::invalid_utf8_offset(token) ||
+        token.find('\x7f') != std::string_view::npos) {
       std::string shown = json_diag::printable(token);
       if (token.size() > json_diag::kEchoChars) {
         shown += "' (" + std::to_string(token.size()) + " bytes)";

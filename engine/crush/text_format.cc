@@ -38,6 +38,15 @@ std::string format_fixed_16_16(uint32_t w) {
 
 namespace {
 
+// The heaviest weight that crushtool's "%.3f" of a signed 16.16 value prints as itself.
+constexpr uint32_t kMaxPrintableWeight = 0x7fffffffu;
+
+std::string format_fixed_16_16_unsigned(uint32_t w) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(w) / 65536.0);
+  return b;
+}
+
 // ---------------------------------------------------------------- lexer
 
 struct Token {
@@ -464,6 +473,14 @@ Status Parser::build_bucket(const BucketDecl& d, int depth) {
                                            ", found " + quote_for_message(*it.weight));
       }
       weight = *w;
+    }
+    // crushtool prints a 16.16 weight as a signed number: 32768 and above would be written back
+    // negative and not parse again.
+    if (weight > kMaxPrintableWeight) {
+      return error_at(it.weight ? it.weight_loc : it.loc,
+                      "expected a weight below 32768 for item " + qitem +
+                          " (crushtool prints heavier weights as negative numbers), found " +
+                          format_fixed_16_16_unsigned(weight));
     }
     int32_t pos = 0;
     if (it.pos) {

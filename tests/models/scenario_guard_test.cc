@@ -168,6 +168,14 @@ TEST(ScenarioGuard, CrossKeyProductsDoNotOverflow) {
             "(simulation.max_simulated_s, 3600), found 1000 + 3000 s");
 }
 
+// Found by the fuzzer: nlohmann echoes a DEL byte raw in "last read".
+TEST(ScenarioGuard, SyntaxErrorsEscapeDel) {
+  const std::string e =
+      error_of(parse_scenario("{\"granary\": 1,\n  \"seed\": 60\n  },\n  \x7f}", "s.json"));
+  EXPECT_EQ(e.find('\x7f'), std::string::npos) << e;
+  EXPECT_EQ(e.rfind("s.json:", 0), 0u) << e;
+}
+
 TEST(ScenarioGuard, InvalidUtf8IsNamedByItsJsonPath) {
   std::string text = shipped("mlperf-unet3d-a100-rados.json").dump();
   auto with = [&](const std::string& from, const std::string& to) {

@@ -82,6 +82,14 @@ TEST(TextFormatGuard, EveryRangeAcceptsItsEdgeAndRefusesPastIt) {
        "m.txt:7:20: expected a weight 0..65535 for item 'osd.0', found 'inf'"},
       {std::string(kHead) + "host h {\n\tid -1\n\talg straw2\n\titem osd.0 weight nan\n}\n",
        "m.txt:7:20: expected a weight 0..65535 for item 'osd.0', found 'nan'"},
+      // (Found by the fuzzer: a bucket item of 48171 printed back as -17365.000.)
+      {std::string(kHead) + "host h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n" +
+           "host g {\n\tid -2\n\talg straw2\n\titem h weight 32767.99\n}\n",
+       ""},
+      {std::string(kHead) + "host h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n" +
+           "host g {\n\tid -2\n\talg straw2\n\titem h weight 48171\n}\n",
+       "m.txt:12:16: expected a weight below 32768 for item 'h' (crushtool prints heavier weights "
+       "as negative numbers), found 48171.000"},
       {rule_with("\tmin_size 255\n\tmax_size 255\n"), ""},
       {rule_with("\tmax_size 256\n"), "m.txt:13:11: expected a max_size 0..255, found '256'"},
       {rule_with("\ttype 256\n"),
