@@ -208,6 +208,17 @@ class Obj {
     if (!v->is_number() || !r.contains(v->get<double>())) expected(key, r.describe());
     return v->get<double>();
   }
+  // A rate where 0 means "no limit": 0, or at least `min` (a tiny positive rate would make
+  // one operation last forever).
+  double limit_or_zero(std::string_view key, double min, double max, double def) const {
+    const std::string what = "0 (no limit) or a number >= " + num(min) + " and <= " + num(max);
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_number()) expected(key, what);
+    const double d = v->get<double>();
+    if (!std::isfinite(d) || !(d == 0 || (d >= min && d <= max))) expected(key, what);
+    return d;
+  }
   bool boolean(std::string_view key, bool def) const {
     const json* v = find(key);
     if (!v) return def;
@@ -819,7 +830,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
     v.recovery_max_active = rc.int32("recovery_max_active", {1, 128}, v.recovery_max_active);
     v.recovery_sleep_s = rc.number("recovery_sleep_s", {0, false, 60}, v.recovery_sleep_s);
     v.recovery_bytes_per_s_per_osd =
-        rc.number("recovery_mib_per_s_per_osd", {0, false, 1e7}, 0) * kMiB;
+        rc.limit_or_zero("recovery_mib_per_s_per_osd", 0.001, 1e7, 0) * kMiB;
     v.drive_afr = rc.number("drive_afr", {0, true, 1, true}, v.drive_afr);
   }
   if (!o.has("crush_map")) {
@@ -929,9 +940,9 @@ PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
     p.mds_ops_per_s = mds.number("ops_per_s", {0.001, false, 1e9}, p.mds_ops_per_s);
     p.mds_latency_us = mds.number("latency_us", {0, true, 1e6}, p.mds_latency_us);
   }
-  // Lustre stripe sizes are multiples of 64 KiB, at most 4 GiB.
-  p.stripe_size_bytes = o.size_bytes("stripe_size_mib", kMiB, "MiB", 64 * kKiB, 4096 * kMiB,
-                                     64 * kKiB, p.stripe_size_bytes);
+  // Lustre stripe sizes are multiples of 64 KiB, below 4 GiB (at most 4 GiB - 64 KiB).
+  p.stripe_size_bytes = o.size_bytes("stripe_size_mib", kMiB, "MiB", 64 * kKiB,
+                                     4096 * kMiB - 64 * kKiB, 64 * kKiB, p.stripe_size_bytes);
   p.osts_per_server =
       o.int32("osts_per_server", {0, cluster.storage.drives_per_node}, p.osts_per_server);
   if (p.osts_per_server != 0 && p.osts_per_server != cluster.storage.drives_per_node) {
@@ -1159,7 +1170,7 @@ WorkloadSpec parse_block(const Obj& o, const ClusterSpec& cluster, WorkloadKind 
   b.queue_depth = o.int32("queue_depth", {1, 1024}, b.queue_depth);
   if (kind == WorkloadKind::kBlock) {
     b.read_fraction = o.number("read_fraction", {0, false, 1, false}, b.read_fraction);
-    b.rate_iops = o.number("rate_iops", {0, false, 1e9, false}, b.rate_iops);
+    b.rate_iops = o.limit_or_zero("rate_iops", 0.001, 1e9, b.rate_iops);
     b.duration_s = o.number("duration_s", {0, true, 3600, false}, b.duration_s);
     b.ramp_s = o.number("ramp_s", {0, false, 3600, false}, b.ramp_s);
   } else {

@@ -168,6 +168,28 @@ TEST(ScenarioGuard, CrossKeyProductsDoNotOverflow) {
             "(simulation.max_simulated_s, 3600), found 1000 + 3000 s");
 }
 
+// Found by the fuzzer's runs: a denormal recovery rate made a chunk's duration infinite (SimGrid
+// aborted), and a 4096 MiB stripe passed the parser and failed in the layout without a file name.
+TEST(ScenarioGuard, RatesAreZeroOrUsableAndStripesFitLustre) {
+  EXPECT_EQ(error_with([](json& j) {
+              j["storage"]["rados"]["recovery"] = {
+                  {"recovery_mib_per_s_per_osd", 4.9406564584124654e-324}};
+            }),
+            "s.json: storage.rados.recovery.recovery_mib_per_s_per_osd: expected 0 (no limit) or a "
+            "number >= 0.001 and <= 10000000, found 5e-324");
+  EXPECT_EQ(error_with([](json& j) {
+              j["storage"]["rados"]["recovery"] = {{"recovery_mib_per_s_per_osd", 0}};
+            }),
+            "(no error)");
+  EXPECT_NE(error_with([](json& j) { j["storage"]["pfs"]["stripe_size_mib"] = 4096; },
+                       "mlperf-resnet50-h100-pfs.json")
+                .find("storage.pfs.stripe_size_mib: expected "),
+            std::string::npos);
+  EXPECT_EQ(error_with([](json& j) { j["storage"]["pfs"]["stripe_size_mib"] = 4095.9375; },
+                       "mlperf-resnet50-h100-pfs.json"),
+            "(no error)");
+}
+
 // Found by the fuzzer: nlohmann echoes a DEL byte raw in "last read".
 TEST(ScenarioGuard, SyntaxErrorsEscapeDel) {
   const std::string e =
