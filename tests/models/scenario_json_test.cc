@@ -503,7 +503,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["storage"] = {{"design", "pfs"}, {"pfs", {{"stripe_size_mib", 1.01}}}};
        },
-       "storage.pfs.stripe_size_mib: expected a number of MiB from 0.0625 to 4096 that is a whole "
+       "storage.pfs.stripe_size_mib: expected a number of MiB from 0.0625 to 4095.9375 that is a whole "
        "multiple of 64 KiB, found 1.01"},
       {[](json& j) {
          j["storage"] = {{"design", "pfs"}, {"pfs", {{"mds", {{"count", 0}}}}}};
