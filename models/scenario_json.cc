@@ -444,8 +444,10 @@ std::string tidy_nlohmann_message(std::string what) {
       what = what.substr(0, at + marker.size()) + shown;
     }
   }
-  // Anything else nlohmann quotes (a number that overflows) is shortened the same way.
-  if (what.size() > 200 || json_diag::invalid_utf8_offset(what)) {
+  // Anything else nlohmann quotes (a number that overflows, a token followed by more text) is
+  // shortened and made printable the same way.
+  if (what.size() > 200 || json_diag::invalid_utf8_offset(what) ||
+      what.find('\x7f') != std::string::npos) {
     what = json_diag::printable(what, 200);
   }
   return one_line(what);

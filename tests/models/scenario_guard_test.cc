@@ -196,6 +196,11 @@ TEST(ScenarioGuard, SyntaxErrorsEscapeDel) {
       error_of(parse_scenario("{\"granary\": 1,\n  \"seed\": 60\n  },\n  \x7f}", "s.json"));
   EXPECT_EQ(e.find('\x7f'), std::string::npos) << e;
   EXPECT_EQ(e.rfind("s.json:", 0), 0u) << e;
+  // (Also when the token is followed by more of nlohmann's text.)
+  const std::string f =
+      error_of(parse_scenario("{\"granary\": 1,\n  \"a\": \"b\",\n  \x7f: 1}", "s.json"));
+  EXPECT_EQ(f.find('\x7f'), std::string::npos) << f;
+  EXPECT_NE(f.find("expected string literal"), std::string::npos) << f;
 }
 
 TEST(ScenarioGuard, InvalidUtf8IsNamedByItsJsonPath) {
