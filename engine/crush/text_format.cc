@@ -769,7 +769,8 @@ Status Parser::parse_choose_args() {
           std::vector<uint32_t> ws;
           while (peek().text != "]") {
             auto w = parse_fixed_16_16(peek().text);
-            if (!w) return expected("a weight 0..65535 or ']'");
+            // (Below 32768: crushtool prints heavier weights as negative numbers.)
+            if (!w || *w > kMaxPrintableWeight) return expected("a weight 0..32767 or ']'");
             if (static_cast<int32_t>(ws.size()) >= b->size()) {
               return expected(std::to_string(b->size()) + " weights for bucket " +
                               std::to_string(*bid) + " then ']'");

@@ -58,6 +58,20 @@ struct Edge {
   std::string message;  // exact; "" = parses
 };
 
+// Found by the fuzzer at 20,000 cases: a weight_set weight of 65535 printed back as -1.000.
+TEST(TextFormatGuard, WeightSetWeightsPrintBack) {
+  const std::string map = std::string(kHead) +
+                          "host h {\n\tid -1\n\talg straw2\n\titem osd.0\n}\n"
+                          "choose_args 0 {\n  {\n    bucket_id -1\n    weight_set [\n"
+                          "      [ 65535 ]\n    ]\n  }\n}\n";
+  auto r = parse_text_map(map, "m.txt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "m.txt:13:9: expected a weight 0..32767 or ']', found '65535'");
+  auto ok = parse_text_map(std::string(map).replace(map.find("65535"), 5, "32767"), "m.txt");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_TRUE(parse_text_map(write_text_map(*ok), "again").ok());
+}
+
 TEST(TextFormatGuard, EveryRangeAcceptsItsEdgeAndRefusesPastIt) {
   const Edge cases[] = {
       {"device 1048575 osd.0\n", ""},
