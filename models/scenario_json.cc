@@ -87,8 +87,6 @@ struct NumRange {
   }
 };
 
-const NumRange kPositive{0, true};
-const NumRange kNonNegative{0, false};
 
 // ---- the limits of what Granary simulates (docs/scenario-format.md, "Ranges")
 
