@@ -87,7 +87,6 @@ struct NumRange {
   }
 };
 
-
 // ---- the limits of what Granary simulates (docs/scenario-format.md, "Ranges")
 
 // Prices: a billion dollars per part keeps every sum of them finite and exact to the cent.
