@@ -810,6 +810,11 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   // Ceph's osd_max_object_size default is 128 MiB; objects are whole 4 KiB pages.
   r.object_size_bytes = o.size_bytes("object_size_mib", kMiB, "MiB", 4 * kKiB, 128 * kMiB, 4 * kKiB,
                                      r.object_size_bytes);
+  if ((r.object_size_bytes & (r.object_size_bytes - 1)) != 0) {
+    // Files are striped into objects with RBD's layout, whose object sizes are powers of two.
+    o.fail("object_size_mib", "expected a power of two (4 KiB .. 128 MiB), found " +
+                                  num(static_cast<double>(r.object_size_bytes) / kMiB) + " MiB");
+  }
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
   r.stored_bytes = o.number("stored_tib", {0, false, 1e6}, 0) * 1099511627776.0;
   if (o.has("recovery")) {
@@ -957,9 +962,11 @@ PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
       (p.osts_per_server > 0 ? p.osts_per_server : cluster.storage.drives_per_node);
   if (const json* sc = o.find("stripe_count")) {
     const auto v = as_integer(*sc);
-    const std::string what =
-        "-1 (all OSTs) or an integer in 1.." + std::to_string(osts) + " (the OSTs)";
-    if (!v || !(*v == -1 || (*v >= 1 && *v <= osts))) o.expected("stripe_count", what);
+    // (At most Lustre's LOV_MAX_STRIPE_COUNT, 2000; -1 takes that many when there are more.)
+    const int64_t most = std::min<int64_t>(osts, 2000);
+    const std::string what = "-1 (all OSTs) or an integer in 1.." + std::to_string(most) +
+                             (most < osts ? " (Lustre's most stripes)" : " (the OSTs)");
+    if (!v || !(*v == -1 || (*v >= 1 && *v <= most))) o.expected("stripe_count", what);
     p.stripe_count = static_cast<int>(*v);
   }
   return p;
@@ -1048,7 +1055,8 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
   }
   t.batch_size = o.int32("batch_size", {1, 1000000}, t.batch_size);
   t.read_threads = o.int32("read_threads", {1, 256}, t.read_threads);
-  t.prefetch_batches = o.int32("prefetch_batches", {0, 1024}, t.prefetch_batches);
+  // (The loader needs a slot for the batch it is filling: 0 cannot be simulated.)
+  t.prefetch_batches = o.int32("prefetch_batches", {1, 1024}, t.prefetch_batches);
   if (o.has("compute_s_per_step")) {
     t.compute_s_per_step = o.number("compute_s_per_step", kStepSeconds, std::nullopt);
   } else {

@@ -1816,7 +1816,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   for (auto& node : world.clients) {
     for (auto& gpu : node.gpus) {
       const auto& m = gpu->metrics();
-      if (first_error.ok() && stopped_at_s < 0 && !gpu->status().ok()) first_error = gpu->status();
+      // A loader that failed fails the run, whenever it stopped (one refused at its start left
+      // the monitor waiting for the time limit: issue 10). Loaders killed at a steady-state stop
+      // keep an OK status.
+      if (first_error.ok() && !gpu->status().ok()) first_error = gpu->status();
       samples += m.steps * w.batch_size;
       double au = stopped_at_s >= 0 ? partial_au(m, w.compute_s_per_step, end_s) : m.au;
       if (stopped_at_s >= 0 && steady_steps_per_s > 0 && warm_at_s >= 0) {
@@ -1854,7 +1857,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     epoch_s = total_s / w.epochs;
     extrapolated = true;
   }
-  if (!first_error.ok()) return first_error;
+  if (!first_error.ok()) {
+    return Status::invalid_argument(scenario.source_path +
+                                    ": the run failed: " + first_error.message());
+  }
   double au_mean = aus.empty() ? 0 : std::accumulate(aus.begin(), aus.end(), 0.0) / aus.size();
   double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
   double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());

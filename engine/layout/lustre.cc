@@ -326,8 +326,9 @@ Result<OstAllocation> OstAllocator::allocate(const LustreLayoutSpec& spec, Rando
     return Status::not_found("no OST can take a new object: all " + std::to_string(osts_.size()) +
                              " are inactive or below the free-space reserve");
   }
+  // -1 stripes over every OST, as Lustre does up to its LOV_MAX_STRIPE_COUNT.
   const uint32_t count = spec.stripe_count == kStripeCountAll
-                             ? n
+                             ? std::min(n, static_cast<uint32_t>(kLustreMaxStripeCount))
                              : std::min(n, static_cast<uint32_t>(spec.stripe_count));
   std::vector<uint32_t> chosen;
   chosen.reserve(count);

@@ -190,6 +190,21 @@ TEST(ScenarioGuard, RatesAreZeroOrUsableAndStripesFitLustre) {
             "(no error)");
 }
 
+// Found by the run fuzzer's soak: 4.25 MiB objects passed the parser and failed in the RBD
+// layout without the file's name.
+TEST(ScenarioGuard, RadosObjectsArePowersOfTwo) {
+  EXPECT_EQ(error_with([](json& j) { j["storage"]["rados"]["object_size_mib"] = 4.25; }),
+            "s.json: storage.rados.object_size_mib: expected a power of two (4 KiB .. 128 MiB), "
+            "found 4.25 MiB");
+}
+
+// Issue 10: prefetch_batches 0 was accepted, refused by the loader inside the run, and the run
+// reported success with nothing read.
+TEST(ScenarioGuard, PrefetchNeedsOneBatch) {
+  EXPECT_EQ(error_with([](json& j) { j["workloads"][0]["prefetch_batches"] = 0; }),
+            "s.json: workloads[0].prefetch_batches: expected an integer in 1..1024, found 0");
+}
+
 // Found by the fuzzer: nlohmann echoes a DEL byte raw in "last read".
 TEST(ScenarioGuard, SyntaxErrorsEscapeDel) {
   const std::string e =

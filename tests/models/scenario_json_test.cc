@@ -154,7 +154,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
       {"name": "u", "type": "training_read", "mlperf": "unet3d", "batch_size": 14,
        "sample_size_mib": {"mean": 100}, "epochs": 2},
       {"name": "llm", "sample_size_mib": {"mean": 0.5, "stddev": 0.25}, "samples_per_file": 64,
-       "files": 100000, "batch_size": 32, "read_threads": 16, "prefetch_batches": 0,
+       "files": 100000, "batch_size": 32, "read_threads": 16, "prefetch_batches": 1,
        "au_threshold": 0.95, "file_format": "parquet"},
       {"name": "cosmo-fixed", "mlperf": "cosmoflow", "compute_s_per_step": 0.01}],
     "simulation": {"fidelity": "slice", "representative_nodes": 4, "transfer_unit_mib": 32,
@@ -250,7 +250,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_EQ(llm.files, 100000);
   EXPECT_EQ(llm.batch_size, 32);
   EXPECT_EQ(llm.read_threads, 16);
-  EXPECT_EQ(llm.prefetch_batches, 0);
+  EXPECT_EQ(llm.prefetch_batches, 1);
   EXPECT_EQ(llm.epochs, 1);
   EXPECT_DOUBLE_EQ(llm.au_threshold, 0.95);
   EXPECT_EQ(llm.file_format, "parquet");
@@ -503,7 +503,8 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
       {[](json& j) {
          j["storage"] = {{"design", "pfs"}, {"pfs", {{"stripe_size_mib", 1.01}}}};
        },
-       "storage.pfs.stripe_size_mib: expected a number of MiB from 0.0625 to 4095.9375 that is a whole "
+       "storage.pfs.stripe_size_mib: expected a number of MiB from 0.0625 to 4095.9375 that is a "
+       "whole "
        "multiple of 64 KiB, found 1.01"},
       {[](json& j) {
          j["storage"] = {{"design", "pfs"}, {"pfs", {{"mds", {{"count", 0}}}}}};

@@ -486,3 +486,22 @@ TEST(LustreAllocator, SameSeedSameQosChoices) {
 
 }  // namespace
 }  // namespace granary::layout
+
+namespace granary::layout {
+namespace {
+
+// Found by the run fuzzer (issue 9): stripe_count -1 over 4 x 1023 OSTs asked for a layout
+// past LOV_MAX_STRIPE_COUNT and aborted; Lustre stripes such a file over 2000 of them.
+TEST(OstAllocatorGuard, AllOstsMeansAtMostTheMaxStripeCount) {
+  OstAllocator a = allocator_of(pool_of(4, 1023, 100 * kTiB));
+  LustreLayoutSpec spec;
+  spec.stripe_size_bytes = 1 << 20;
+  spec.stripe_count = kStripeCountAll;
+  Random rng(1);
+  Result<OstAllocation> r = a.allocate(spec, rng);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->layout.ost_indices().size(), static_cast<size_t>(kLustreMaxStripeCount));
+}
+
+}  // namespace
+}  // namespace granary::layout
