@@ -147,10 +147,9 @@ TEST(Watchdog, StopsARunPastItsWallTime) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(code, 2);
   EXPECT_LT(took, 10);
-  EXPECT_NE(err.find("granary: x.json: stopped after 0.30 s of wall time (limit 0.30 s, "
-                     "--max-wall-s)"),
-            std::string::npos)
-      << err;
+  // (Stopped at the first check past the limit: 0.30 s or a little more under load.)
+  EXPECT_NE(err.find("granary: x.json: stopped after "), std::string::npos) << err;
+  EXPECT_NE(err.find(" s of wall time (limit 0.30 s, --max-wall-s)"), std::string::npos) << err;
 }
 
 TEST(Watchdog, StopsARunPastItsMemory) {
