@@ -121,6 +121,27 @@ std::string recovery_lines(const nlohmann::json& rec) {
     << rec["inactive_pgs_max"].get<int>() << " inactive at most; "
     << rec["objects_lost"].get<uint64_t>() << " objects lost; blocked I/O "
     << fmt(rec["blocked_io_seconds"].get<double>(), 1) << " s\n";
+  if (rec.contains("accelerator_utilization_dip")) {
+    const auto& dip = rec["accelerator_utilization_dip"];
+    const auto& back = rec["time_to_accelerator_recovery_s"];
+    o << "accelerators:        AU " << fmt(rec["accelerator_utilization_before_failure"].is_null()
+                                               ? 0.0
+                                               : rec["accelerator_utilization_before_failure"]
+                                                     .get<double>(),
+                                           3)
+      << " before the failure, "
+      << (rec["accelerator_utilization_after_failure"].is_null()
+              ? std::string("-")
+              : fmt(rec["accelerator_utilization_after_failure"].get<double>(), 3))
+      << " after; "
+      << (dip["from_s"].is_null() ? std::string("no dip below ") + fmt(dip["target"].get<double>(), 2)
+          : back.is_null()
+              ? "below " + fmt(dip["target"].get<double>(), 2) + " from " + at(dip["from_s"]) +
+                    " to the end"
+              : "below " + fmt(dip["target"].get<double>(), 2) + " from " + at(dip["from_s"]) +
+                    ", fed again " + fmt(back.get<double>(), 2) + " s after the failure")
+      << " (" << fmt(dip["window_s"].get<double>(), 2) << " s windows)\n";
+  }
   if (rec.value("writes_resent", uint64_t{0}) > 0 || rec.contains("written_objects")) {
     o << "writes:              " << rec.value("writes_resent", uint64_t{0})
       << " resent after a map change (" << fmt(rec.value("write_blocked_seconds", 0.0), 1)

@@ -1952,10 +1952,51 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     const double failed_at = world.failures->first_failure_s();
     const double clean_at = world.failures->clean_at_s();
     if (failed_at >= 0) {
-      rec["accelerator_utilization_before_failure"] =
+      const nlohmann::json before =
           window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
+      rec["accelerator_utilization_before_failure"] = before;
       rec["accelerator_utilization_after_failure"] =
           window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
+      // The dip the failure causes: sliding windows of `span` (5 steps, at least 2 s) from the
+      // failure on, one per monitor interval; the dip starts at the first window whose AU is
+      // below the target (the workload's threshold, or the AU before the failure if that was
+      // lower, less 2%) and ends at the start of the first window after it back at the target.
+      std::vector<double> ends;
+      for (auto& node : world.clients) {
+        for (auto& gpu : node.gpus) {
+          const auto& e = gpu->metrics().step_end_s;
+          ends.insert(ends.end(), e.begin(), e.end());
+        }
+      }
+      std::sort(ends.begin(), ends.end());
+      const double span = std::max(2.0, 5 * w.compute_s_per_step);
+      const double target =
+          std::min(w.au_threshold, before.is_number() ? before.get<double>() : 1.0) - 0.02;
+      auto au_in = [&](double t0) {
+        const auto a = std::upper_bound(ends.begin(), ends.end(), t0);
+        const auto b = std::upper_bound(ends.begin(), ends.end(), t0 + span);
+        return static_cast<double>(b - a) * w.compute_s_per_step / (total_gpus * span);
+      };
+      double dip_from = -1, dip_to = -1;
+      for (double t0 = failed_at; t0 + span <= end_s; t0 += interval_s) {
+        const bool low = au_in(t0) < target;
+        if (dip_from < 0 && low) dip_from = t0 + span;  // the window's end: AU fell by then
+        if (dip_from >= 0 && !low) {
+          dip_to = t0;
+          break;
+        }
+      }
+      rec["accelerator_utilization_dip"] = {
+          {"target", round_to(target, 6)},
+          {"window_s", round_to(span, 6)},
+          {"from_s", dip_from >= 0 ? nlohmann::json(round_to(dip_from, 6)) : nlohmann::json()},
+          {"to_s", dip_to >= 0 ? nlohmann::json(round_to(dip_to, 6)) : nlohmann::json()}};
+      // Time from the failure until the accelerators are fed again: 0 without a dip, null
+      // when the run ended in it.
+      rec["time_to_accelerator_recovery_s"] =
+          dip_from < 0   ? nlohmann::json(0.0)
+          : dip_to < 0   ? nlohmann::json()
+                         : nlohmann::json(round_to(dip_to - failed_at, 6));
     }
     report["recovery"] = rec;
   }

@@ -1,6 +1,7 @@
 #include "engine/services/client.h"
 
 #include <limits>
+#include <optional>
 #include <mutex>
 #include <utility>
 
@@ -115,7 +116,7 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
 }
 
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
-                                         Endpoint& reply_ep) {
+                                         Endpoint& reply_ep, uint32_t planned_epoch) {
   struct Pending {
     size_t index;    // in reads
     double sent_s;   // this send
@@ -129,7 +130,19 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   const auto* rados = std::get_if<RadosBackend>(&backend_);
   const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
   auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
-  auto send = [&](size_t index, const ObjectRead& read) {
+  // The request for reads[index] under the map of this moment: its object's primary (and
+  // shards) now. Null when the object's group has no OSD (its PG is down).
+  auto locate = [&](size_t index) -> std::optional<ObjectRead> {
+    std::lock_guard<EnvMutex> lock(placement_mu_);
+    Result<std::vector<ObjectRead>> again =
+        rados_object_request(*rados->placement, reads[index], rados->ec.k > 0);
+    if (!again.ok() || again->empty()) return std::nullopt;
+    return std::move((*again)[0]);
+  };
+  // Sends `read` (reads[index] or its re-targeted copy) tagged with the epoch its target was
+  // computed under, so a request planned before a map change and sent after it is never taken
+  // for one of the new map (Ceph's Objecter targets every op on the map it sends it under).
+  auto send = [&](size_t index, const ObjectRead& read, uint32_t target_epoch) {
     ReadRequest request;
     request.request_id = next_request_id();
     request.object = read.object;
@@ -143,41 +156,59 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     env_.compute_s(options_.cpu_s_per_op);
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id,
-                    Pending{index, request.sent_at_s, epoch_now(), read.endpoint});
+                    Pending{index, request.sent_at_s, target_epoch, read.endpoint});
     env_.send(host_, read.endpoint, Message{std::move(request), {}});
   };
+  // The next planned request: its planned target if the map has not changed since the plan,
+  // else its target now (waiting, as a moved request does, when its group has no OSD).
   auto send_next = [&] {
-    send(next, reads[next]);
-    ++next;
+    const size_t index = next++;
+    const uint32_t epoch = epoch_now();
+    if (map_epoch == nullptr || epoch == planned_epoch) {
+      send(index, reads[index], planned_epoch);
+      return;
+    }
+    std::optional<ObjectRead> target = locate(index);
+    if (!target) {
+      // Nowhere to go yet: parked as a request of an older map, so the next map retries it.
+      pending.emplace(next_request_id(),
+                      Pending{index, env_.now_s(), planned_epoch, std::string()});
+      return;
+    }
+    send(index, *target, epoch);
   };
-  // After a map change, the requests still waiting go (again) to their object's primary now.
+  // On a map change, every request targeted under an older map is looked at again: one whose
+  // target moved (its OSD marked down, or back up) goes to the new target at once; one whose
+  // target did not move stays in flight unless it has waited resend_check_s already (its OSD
+  // may have been down and back in between, dropping it: Ceph's Objecter resends on an OSD
+  // session reset too); one whose group has no OSD waits for the next map. A late reply to a
+  // replaced send is ignored.
+  uint32_t epoch_checked = planned_epoch;
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
+    epoch_checked = epoch;
     std::vector<std::pair<uint64_t, Pending>> moved;
     for (const auto& [id, p] : pending) {
       if (p.epoch != epoch) moved.emplace_back(id, p);
     }
     for (auto& [id, p] : moved) {
-      Result<std::vector<ObjectRead>> again = Status::io_error("unplanned");
-      {
-        std::lock_guard<EnvMutex> lock(placement_mu_);
-        // One extent of one object: its new primary (and shards).
-        again = rados_object_request(*rados->placement, reads[p.index], rados->ec.k > 0);
-      }
-      if (!again.ok() || again->empty()) {
+      std::optional<ObjectRead> target = locate(p.index);
+      if (!target) {
         pending[id].epoch = epoch;  // nowhere to go yet: wait for the next map
+        pending[id].endpoint.clear();
         continue;
       }
-      // Sent again even to the same OSD: it may have been down and back in between, dropping
-      // the request (Ceph's Objecter resends on an OSD session reset too). A late reply to the
-      // first send is ignored.
+      if (target->endpoint == p.endpoint && env_.now_s() - p.sent_s < rados->resend_check_s) {
+        pending[id].epoch = epoch;  // same target, recently sent: still in flight
+        continue;
+      }
       pending.erase(id);
       {
         std::lock_guard<EnvMutex> lock(mu_);
-        ++stats_.resent;
+        if (!p.endpoint.empty()) ++stats_.resent;
         stats_.blocked_s += env_.now_s() - p.sent_s;
       }
-      send(p.index, (*again)[0]);
+      send(p.index, *target, epoch);
     }
   };
   while (next < reads.size() && pending.size() < window) send_next();
@@ -189,11 +220,15 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s) : reply_ep.recv();
     if (!m.ok()) {
       if (map_epoch && m.status().code() == Status::Code::kNotFound) {
-        resend_moved();  // nothing arrived: perhaps an OSD died and the map moved on
+        // Nothing arrived for resend_check_s: a request parked on an older map (its group had
+        // no OSD, or it went to an OSD that died) is tried again under the map of now.
+        resend_moved();
         continue;
       }
       return m.status();
     }
+    // A new map re-targets what is in flight at once, whatever else keeps arriving.
+    if (map_epoch && epoch_now() != epoch_checked) resend_moved();
     const auto* reply = std::get_if<ReadReply>(&m->body);
     if (reply == nullptr) continue;
     auto it = pending.find(reply->request_id);
@@ -242,12 +277,13 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     }
   }
   const auto* rados = std::get_if<RadosBackend>(&backend_);
+  uint32_t planned_epoch = 0;
   Result<std::vector<ObjectRead>> reads =
-      rados != nullptr
-          ? plan_rados(*rados, path, 0, size_bytes, rados->ec.k > 0, &ClientStats::blocked_s)
-          : plan(path, size_bytes);
+      rados != nullptr ? plan_rados(*rados, path, 0, size_bytes, rados->ec.k > 0,
+                                    &ClientStats::blocked_s, &planned_epoch)
+                       : plan(path, size_bytes);
   if (!reads.ok()) return fail(reads.status());
-  Result<uint64_t> bytes = exchange(*reads, window, reply_ep);
+  Result<uint64_t> bytes = exchange(*reads, window, reply_ep, planned_epoch);
   if (!bytes.ok()) return fail(bytes.status());
   return_reply_endpoint(reply_ep);
   FileRead r{*bytes, env_.now_s() - start_s, reads->size()};
@@ -504,9 +540,15 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
 Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& rados,
                                                           std::string_view path, uint64_t offset,
                                                           uint64_t length, bool with_group,
-                                                          double ClientStats::*blocked) {
+                                                          double ClientStats::*blocked,
+                                                          uint32_t* planned_epoch) {
   auto plan_now = [&] {
     std::lock_guard<EnvMutex> lock(placement_mu_);
+    // Read before planning: a map that changes meanwhile leaves an older epoch, which only
+    // makes the requests re-targeted when sent.
+    if (planned_epoch != nullptr) {
+      *planned_epoch = rados.map_epoch ? rados.map_epoch->load(std::memory_order_relaxed) : 0u;
+    }
     return rados_reads(rados.layout, *rados.placement, path, offset, length, with_group);
   };
   Result<std::vector<ObjectRead>> requests = plan_now();
@@ -531,11 +573,13 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
   if (rados == nullptr) {
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
   }
-  Result<std::vector<ObjectRead>> reads =
-      plan_rados(*rados, path, offset, length, rados->ec.k > 0, &ClientStats::blocked_s);
+  uint32_t planned_epoch = 0;
+  Result<std::vector<ObjectRead>> reads = plan_rados(
+      *rados, path, offset, length, rados->ec.k > 0, &ClientStats::blocked_s, &planned_epoch);
   if (!reads.ok()) return reads.status();
   Endpoint& reply_ep = take_reply_endpoint();
-  Result<uint64_t> bytes = exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep);
+  Result<uint64_t> bytes =
+      exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep, planned_epoch);
   return_reply_endpoint(reply_ep);
   std::lock_guard<EnvMutex> lock(mu_);
   if (!bytes.ok()) {

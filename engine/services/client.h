@@ -175,16 +175,20 @@ class StorageClient {
   Result<uint64_t> pfs_open(std::string_view path, Endpoint& reply_ep);
   // pfs, nfs: the requests for the whole file (rados: plan_rados).
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
+  // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
+  // replies, re-targeting with the map (RadosBackend::map_epoch).
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window,
-                            Endpoint& reply_ep);
+                            Endpoint& reply_ep, uint32_t planned_epoch);
   Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
                                    bool durable, Endpoint& reply_ep);
   size_t window_of() const;
   // rados: the requests for [offset, offset + length) of `path`, waiting (with map_epoch) while
   // a group has no device; the time waited is added to stats_.*blocked.
+  // *planned_epoch (if not null) is the map epoch the plan was made under.
   Result<std::vector<ObjectRead>> plan_rados(const RadosBackend& rados, std::string_view path,
                                              uint64_t offset, uint64_t length, bool with_group,
-                                             double ClientStats::*blocked);
+                                             double ClientStats::*blocked,
+                                             uint32_t* planned_epoch = nullptr);
 
   Env& env_;
   HostId host_;
