@@ -74,6 +74,12 @@ class ProgressBar {
 };
 
 // "mean utilisation:    client nic 47% drive 15% ..." from the report's utilization.
+// summary.read_gibps_epoch with one decimal, or "-" when the epoch did not end.
+std::string epoch_rate(const nlohmann::json& summary) {
+  const auto& v = summary.value("read_gibps_epoch", nlohmann::json());
+  return v.is_null() ? std::string("-") : fmt(v.get<double>(), 1);
+}
+
 std::string utilisation_line(const nlohmann::json& r) {
   std::ostringstream o;
   o << "mean utilisation:   ";
@@ -279,8 +285,14 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
                   " s of steady state)"
             : "")
     << "\n";
-  o << "read throughput:     " << fmt(sum["read_gibps_mean"].get<double>(), 2)
-    << " GiB/s mean; bound " << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s ("
+  o << "read throughput:     "
+    << (sum.value("read_gibps_epoch", nlohmann::json()).is_null()
+            ? std::string("epoch -")
+            : "epoch " + fmt(sum["read_gibps_epoch"].get<double>(), 2) + " GiB/s")
+    << ", steady " << fmt(sum["read_gibps_steady"].get<double>(), 2) << " GiB/s, "
+    << fmt(sum["read_gibps_mean"].get<double>(), 2)
+    << " GiB/s over the simulated time (start-up included)\n";
+  o << "bound:               " << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s ("
     << r["bounds"]["bottleneck"].get<std::string>() << ")\n";
   o << "accelerator util.:   mean " << fmt(au["mean"].get<double>(), 3) << ", min "
     << fmt(au["min"].get<double>(), 3) << " over " << sum["accelerators"].get<int>()
@@ -442,8 +454,8 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
     au[per_node] = v;
     std::cout << "  " << per_node << " per node (" << per_node * scenario->cluster.clients.count
               << " accelerators): AU " << fmt(v, 3) << (v >= threshold ? "  ok" : "  below")
-              << ", read " << fmt((*r)["summary"]["read_gibps_mean"].get<double>(), 1)
-              << " GiB/s\n";
+              << ", read " << epoch_rate((*r)["summary"]) << " GiB/s over the epoch, "
+              << fmt((*r)["summary"]["read_gibps_steady"].get<double>(), 1) << " steady\n";
     std::cout.flush();
     return v;
   };
