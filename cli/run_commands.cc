@@ -80,6 +80,30 @@ std::string epoch_rate(const nlohmann::json& summary) {
   return v.is_null() ? std::string("-") : fmt(v.get<double>(), 1);
 }
 
+// A training read's bounds: the binding ceiling, the data path's line rate and efficiency,
+// the next ceiling and the accelerators' demand.
+std::string bound_lines(const nlohmann::json& b) {
+  std::ostringstream o;
+  if (!b.contains("ceilings")) {  // (reports of other workloads)
+    o << "bound:               " << fmt(b["max_flow_gibps"].get<double>(), 2) << " GiB/s ("
+      << b["bottleneck"].get<std::string>() << ")\n";
+    return o.str();
+  }
+  o << "bound:               " << fmt(b["read_bound_gibps"].get<double>(), 2) << " GiB/s; binding: "
+    << b["binding"].get<std::string>() << " (" << b["bottleneck"].get<std::string>() << ")\n";
+  o << "                     data path " << fmt(b["max_flow_gibps"].get<double>(), 2)
+    << " GiB/s = line rate " << fmt(b["line_rate_gibps"].get<double>(), 2) << " GiB/s at "
+    << fmt(b["efficiency"].get<double>(), 2) << " protocol efficiency";
+  const auto& ceilings = b["ceilings"];
+  if (ceilings.size() > 1) {
+    o << "; next " << ceilings[1]["resource"].get<std::string>() << " "
+      << fmt(ceilings[1]["gibps"].get<double>(), 2) << " GiB/s";
+  }
+  o << "; the accelerators consume " << fmt(b["demand_gibps"].get<double>(), 2)
+    << " GiB/s at AU 1\n";
+  return o.str();
+}
+
 std::string utilisation_line(const nlohmann::json& r) {
   std::ostringstream o;
   o << "mean utilisation:   ";
@@ -292,8 +316,7 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
     << ", steady " << fmt(sum["read_gibps_steady"].get<double>(), 2) << " GiB/s, "
     << fmt(sum["read_gibps_mean"].get<double>(), 2)
     << " GiB/s over the simulated time (start-up included)\n";
-  o << "bound:               " << fmt(r["bounds"]["max_flow_gibps"].get<double>(), 2) << " GiB/s ("
-    << r["bounds"]["bottleneck"].get<std::string>() << ")\n";
+  o << bound_lines(r["bounds"]);
   o << "accelerator util.:   mean " << fmt(au["mean"].get<double>(), 3) << ", min "
     << fmt(au["min"].get<double>(), 3) << " over " << sum["accelerators"].get<int>()
     << " accelerators; threshold " << fmt(au["threshold"].get<double>(), 2)

@@ -64,6 +64,9 @@ struct TrainingWorkload {
   int batch_size = 1;             // samples per step
   int read_threads = 1;           // reader threads per accelerator
   int prefetch_batches = 2;       // batches buffered ahead of compute
+  // Client CPU a reader thread spends per sample once its file is read (decoding, format
+  // parsing, augmentation), seconds; 0: free.
+  double decode_cpu_s_per_sample = 0;
   double compute_s_per_step = 0;  // resolved from the accelerator when not given
   int epochs = 1;
   double au_threshold = 0.9;  // MLPerf's minimum accelerator utilisation

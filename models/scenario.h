@@ -96,8 +96,19 @@ struct RadosSpec {
 
 struct PfsSpec {
   int mds_count = 1;
-  double mds_ops_per_s = 50000;  // metadata operations per second per MDS
-  double mds_latency_us = 200;   // service time of one operation
+  // Metadata operations per second per MDS, for each kind of operation not given its own rate
+  // below: an MDS that does 50,000 opens/s alone, or 50,000 closes/s alone, serves 25,000 file
+  // reads/s (open + close each).
+  double mds_ops_per_s = 50000;
+  // Per kind, operations per second per MDS when it does only that kind (0: mds_ops_per_s).
+  double mds_open_per_s = 0, mds_close_per_s = 0, mds_create_per_s = 0, mds_stat_per_s = 0;
+  double mds_latency_us = 200;  // service time of one operation at the highest rate
+  double open_per_s() const { return mds_open_per_s > 0 ? mds_open_per_s : mds_ops_per_s; }
+  double close_per_s() const { return mds_close_per_s > 0 ? mds_close_per_s : mds_ops_per_s; }
+  double create_per_s() const { return mds_create_per_s > 0 ? mds_create_per_s : mds_ops_per_s; }
+  double stat_per_s() const { return mds_stat_per_s > 0 ? mds_stat_per_s : mds_ops_per_s; }
+  // File reads per second one MDS serves: an open and a close each.
+  double file_reads_per_s() const { return 1.0 / (1.0 / open_per_s() + 1.0 / close_per_s()); }
   uint64_t stripe_size_bytes = 1ull << 20;
   int stripe_count = 1;     // -1: all OSTs
   int osts_per_server = 0;  // 0: one OST per drive

@@ -939,9 +939,14 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
 PfsSpec parse_pfs(const Obj& o, const ClusterSpec& cluster) {
   PfsSpec p;
   if (o.has("mds")) {
-    const Obj mds = o.object("mds", {"count", "ops_per_s", "latency_us"});
+    const Obj mds = o.object("mds", {"count", "ops_per_s", "open_ops_per_s", "close_ops_per_s",
+                                     "create_ops_per_s", "stat_ops_per_s", "latency_us"});
     p.mds_count = mds.int32("count", {1, 256}, p.mds_count);
     p.mds_ops_per_s = mds.number("ops_per_s", {0.001, false, 1e9}, p.mds_ops_per_s);
+    p.mds_open_per_s = mds.number("open_ops_per_s", {0.001, false, 1e9}, 0);
+    p.mds_close_per_s = mds.number("close_ops_per_s", {0.001, false, 1e9}, 0);
+    p.mds_create_per_s = mds.number("create_ops_per_s", {0.001, false, 1e9}, 0);
+    p.mds_stat_per_s = mds.number("stat_ops_per_s", {0.001, false, 1e9}, 0);
     p.mds_latency_us = mds.number("latency_us", {0, true, 1e6}, p.mds_latency_us);
   }
   // Lustre stripe sizes are multiples of 64 KiB, below 4 GiB (at most 4 GiB - 64 KiB).
@@ -1057,6 +1062,8 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
   t.read_threads = o.int32("read_threads", {1, 256}, t.read_threads);
   // (The loader needs a slot for the batch it is filling: 0 cannot be simulated.)
   t.prefetch_batches = o.int32("prefetch_batches", {1, 1024}, t.prefetch_batches);
+  t.decode_cpu_s_per_sample =
+      o.number("decode_cpu_us_per_sample", {0, false, 1e9}, t.decode_cpu_s_per_sample * 1e6) * 1e-6;
   if (o.has("compute_s_per_step")) {
     t.compute_s_per_step = o.number("compute_s_per_step", kStepSeconds, std::nullopt);
   } else {
@@ -1078,7 +1085,8 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
 // Keys of one workload kind that the other does not take.
 const std::vector<std::string_view> kTrainingKeys = {
     "sample_size_mib",  "samples_per_file",   "files",  "batch_size",   "read_threads",
-    "prefetch_batches", "compute_s_per_step", "epochs", "au_threshold", "file_format"};
+    "prefetch_batches", "decode_cpu_us_per_sample", "compute_s_per_step", "epochs", "au_threshold",
+    "file_format"};
 const std::vector<std::string_view> kCheckpointKeys = {
     "model_gb",          "optimizer_gb",  "tensor_parallel",
     "pipeline_parallel", "data_parallel", "checkpoints",

@@ -245,7 +245,7 @@ Load training_load(const models::Scenario& s, const RunPlan& plan, double read_b
   // A parallel file system opens and closes every file at its metadata servers.
   double bound = read_bound;
   if (s.storage.design == StorageDesign::kPfs) {
-    bound = std::min(bound, s.storage.pfs.mds_count * s.storage.pfs.mds_ops_per_s / 2 * file_bytes);
+    bound = std::min(bound, s.storage.pfs.mds_count * s.storage.pfs.file_reads_per_s() * file_bytes);
   }
   const double rate = std::max(1.0, std::min(demand, bound));
   const double epoch_s = dataset_bytes / rate;
@@ -553,7 +553,10 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
   const int64_t drives_sim = int64_t{plan.storage_servers} * s.cluster.storage.drives_per_node;
   int64_t actors = drives_sim * (osd_workers(s, checkpoint, block) + 1) + 8;
   if (s.storage.design == StorageDesign::kPfs) {
-    const double ops = s.storage.pfs.mds_ops_per_s / std::max(1, plan.slice_factor);
+    const models::PfsSpec& pfs = s.storage.pfs;
+    const double ops = std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(),
+                                 pfs.stat_per_s()}) /
+                       std::max(1, plan.slice_factor);
     const double parallel = std::max(1.0, std::round(ops * s.storage.pfs.mds_latency_us * 1e-6));
     actors += static_cast<int64_t>(std::min(parallel, 1e15)) * s.storage.pfs.mds_count;
   }

@@ -26,6 +26,7 @@
 #include "models/catalog.h"
 #include "models/durability.h"
 #include "models/random_failures.h"
+#include "models/read_bounds.h"
 #include "models/topology.h"
 #include "sim/block_workload.h"
 #include "sim/failures.h"
@@ -1091,6 +1092,96 @@ Result<nlohmann::json> run_block(BlockRun r) {
   return report;
 }
 
+// The bytes and drive reads one epoch puts on each simulated drive: the read plans of up to
+// 20,000 files of the dataset (the first ones: files are placed independently of their order),
+// exactly as the clients will send them.
+models::PlacementLoad placement_load(const services::Dataset& dataset,
+                                     const services::StorageBackend& backend, const Scenario& s,
+                                     int repeat) {
+  models::PlacementLoad load;
+  load.drives_per_server = s.cluster.storage.drives_per_node;
+  load.repeat = repeat;
+  const size_t drives =
+      static_cast<size_t>(s.cluster.storage.count) * s.cluster.storage.drives_per_node;
+  load.drive_bytes.assign(drives, 0.0);
+  load.drive_ops.assign(drives, 0.0);
+  auto id_of = [](const std::string& endpoint) -> long {
+    const size_t dot = endpoint.find('.');
+    return dot == std::string::npos ? -1 : std::strtol(endpoint.c_str() + dot + 1, nullptr, 10);
+  };
+  auto put = [&](long d, double bytes) {
+    if (d < 0 || static_cast<size_t>(d) >= drives) return;
+    load.drive_bytes[static_cast<size_t>(d)] += bytes;
+    load.drive_ops[static_cast<size_t>(d)] += 1;
+  };
+  const size_t n = std::min<size_t>(dataset.files().size(), 20000);
+  for (size_t i = 0; i < n; ++i) {
+    const services::DatasetFile& f = dataset.files()[i];
+    if (const auto* r = std::get_if<services::RadosBackend>(&backend)) {
+      const bool ec = r->ec.k > 0;
+      auto reads = services::rados_reads(r->layout, *r->placement, f.path, 0, f.size_bytes, ec);
+      if (!reads.ok()) continue;
+      for (const auto& read : *reads) {
+        if (!ec) {
+          put(id_of(read.endpoint), static_cast<double>(read.length_bytes));
+          continue;
+        }
+        // The primary gathers the k data chunks: one read of 1/k on each data position.
+        for (int j = 0; j < r->ec.k && j < static_cast<int>(read.group.size()); ++j) {
+          put(id_of(read.group[j]), static_cast<double>(read.length_bytes) / r->ec.k);
+        }
+      }
+    } else if (const auto* p = std::get_if<services::PfsBackend>(&backend)) {
+      auto it = p->layouts->find(f.path);
+      if (it == p->layouts->end()) continue;
+      auto reads = services::pfs_reads(it->second, f.path, 0, f.size_bytes, p->max_request_bytes);
+      if (!reads.ok()) continue;
+      for (const auto& read : *reads) put(id_of(read.endpoint), static_cast<double>(read.length_bytes));
+    } else if (const auto* nf = std::get_if<services::NfsBackend>(&backend)) {
+      // The file lives on its head, striped over the head's drives.
+      const int head = services::nfs_head_of(f.path, nf->heads);
+      const int per = s.cluster.storage.drives_per_node;
+      const double requests =
+          std::ceil(static_cast<double>(f.size_bytes) / static_cast<double>(nf->rsize_bytes));
+      for (int d = 0; d < per; ++d) {
+        const size_t drive = static_cast<size_t>(head) * per + d;
+        if (drive >= drives) continue;
+        load.drive_bytes[drive] += static_cast<double>(f.size_bytes) / per;
+        load.drive_ops[drive] += requests / per;
+      }
+    }
+  }
+  return load;
+}
+
+// The report's `bounds` of a training read (docs/report-format.md).
+nlohmann::json read_bounds_json(const models::ReadBounds& b) {
+  const double gib = std::ldexp(1.0, 30);
+  nlohmann::json cut = nlohmann::json::array();
+  for (const auto& line : b.data_path.bottleneck) cut.push_back(line);
+  nlohmann::json ceilings = nlohmann::json::array();
+  for (const auto& c : b.ceilings) {
+    ceilings.push_back({{"resource", c.resource},
+                        {"gibps", round_to(c.bytes_per_s / gib, 6)},
+                        {"files_per_s", round_to(c.files_per_s, 3)},
+                        {"detail", c.detail}});
+  }
+  const models::Ceiling& binding = b.binding();
+  return {{"max_flow_gibps", round_to(b.data_path.bytes_per_s / gib, 6)},
+          {"line_rate_gibps", round_to(b.line_rate_bytes_per_s / gib, 6)},
+          {"efficiency", b.efficiency},
+          {"cut", cut},
+          {"read_bound_gibps", round_to(binding.bytes_per_s / gib, 6)},
+          {"binding", binding.resource},
+          {"bottleneck", binding.detail},
+          {"ceilings", ceilings},
+          {"demand_gibps", round_to(b.demand_bytes_per_s / gib, 6)},
+          {"accelerator_utilization_bound",
+           b.demand_bytes_per_s > 0
+               ? round_to(std::min(1.0, binding.bytes_per_s / b.demand_bytes_per_s), 6)
+               : 1.0}};
+}
+
 }  // namespace
 
 Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
@@ -1156,15 +1247,12 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     if (l.role == LinkRole::kDrive && !std::getenv("GRANARY_NO_DRIVE_MODEL")) l.latency_s = 0;
   }
 
-  // The analytic bound over the full cluster, at the protocol's efficiency.
-  models::Topology bound_topology = *real_topology;
-  for (auto& l : bound_topology.links) {
-    if (l.role != LinkRole::kDrive && l.role != LinkRole::kClientMemory) {
-      l.forward_bytes_per_s *= s.storage.protocol.efficiency;
-      l.reverse_bytes_per_s *= s.storage.protocol.efficiency;
-    }
-  }
-  const models::MaxFlowBound bound = models::read_max_flow(bound_topology);
+  // The analytic bounds over the full cluster: the data path at the protocol's efficiency and
+  // every other ceiling a training read can hit (models/read_bounds.h).
+  const PlatformOptions default_platform;
+  const models::ReadBounds bounds =
+      models::read_bounds(in, work, *real_topology, default_platform.client_cores);
+  const models::MaxFlowBound& bound = bounds.data_path;
 
   // ---- SimGrid
   static int argc = 1;
@@ -1393,15 +1481,22 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), writable_store(), o));
     }
-    // Metadata servers: each runs ops_per_s / k (the slice's share) with the given latency.
-    const double service_s = s.storage.pfs.mds_latency_us * 1e-6;
-    const double ops = s.storage.pfs.mds_ops_per_s / k;
-    const int parallel = std::max(1, static_cast<int>(std::lround(ops * service_s)));
+    // Metadata servers: each runs its rates / k (the slice's share); `latency_us` is the
+    // service time at the highest of the rates, which sets the workers in parallel.
+    const models::PfsSpec& pfs = s.storage.pfs;
+    const double service_s = pfs.mds_latency_us * 1e-6;
+    const double top = std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(),
+                                 pfs.stat_per_s()}) /
+                       k;
+    const int parallel = std::max(1, static_cast<int>(std::lround(top * service_s)));
     for (int m = 0; m < mds_count; ++m) {
       services::MetadataServiceOptions o;
       o.endpoint_name = services::mds_endpoint_name(m);
       o.parallel_ops = parallel;
-      o.service_time_s = parallel / ops;
+      o.open_time_s = parallel / (pfs.open_per_s() / k);
+      o.close_time_s = parallel / (pfs.close_per_s() / k);
+      o.create_time_s = parallel / (pfs.create_per_s() / k);
+      o.stat_time_s = parallel / (pfs.stat_per_s() / k);
       world.mds.push_back(std::make_unique<services::MetadataService>(
           env, topology->mds[m],
           checkpoint ? std::map<std::string, uint64_t, std::less<>>{}
@@ -1589,6 +1684,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     return run_block(BlockRun{scenario, s, plan, bw, seed, options, *topology, *platform, env,
                               engine, world, backend, drive_timing});
   }
+  // How the (simulated) dataset lies on the drives, for the bounds as placed.
+  const models::PlacementLoad load = placement_load(*world.dataset, backend, s, plan.storage_factor);
 
   // ---- clients
   const int accel = s.cluster.clients.accelerators_per_node;
@@ -1612,6 +1709,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       go.read_threads = w.read_threads;
       go.batch_size = w.batch_size;
       go.prefetch_batches = w.prefetch_batches;
+      go.decode_cpu_s_per_sample = w.decode_cpu_s_per_sample;
       go.compute_s_per_step = w.compute_s_per_step;
       go.epochs = w.epochs;
       go.shuffle_seed = shuffle_seed;
@@ -1928,12 +2026,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
                                         {"threshold", w.au_threshold},
                                         {"meets_threshold", au_mean >= w.au_threshold}};
   report["summary"] = summary;
-  nlohmann::json cut = nlohmann::json::array();
-  for (const auto& line : bound.bottleneck) cut.push_back(line);
-  report["bounds"] = {
-      {"max_flow_gibps", round_to(bound.bytes_per_s / gib, 6)},
-      {"bottleneck", bound.bottleneck.empty() ? std::string() : bound.bottleneck.front()},
-      {"cut", cut}};
+  report["bounds"] = read_bounds_json(
+      models::read_bounds(in, work, *real_topology, default_platform.client_cores, &load));
   report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
                                   {"count", file_latency.count()},
                                   {"mean", round_to(file_latency.mean() * 1e3, 6)},

@@ -17,7 +17,8 @@ MetadataService::MetadataService(Env& env, HostId host,
       mu_(env) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.parallel_ops >= 1);
-  GRANARY_CHECK(options_.service_time_s >= 0);
+  GRANARY_CHECK(options_.open_time_s >= 0 && options_.close_time_s >= 0 &&
+                options_.create_time_s >= 0 && options_.stat_time_s >= 0);
 }
 
 void MetadataService::start(TaskOptions task_options) {
@@ -38,7 +39,22 @@ void MetadataService::serve() {
     }
     const auto* request = std::get_if<MetadataRequest>(&m->body);
     if (request == nullptr) continue;  // not a metadata operation: dropped
-    env_.sleep_s(options_.service_time_s);
+    double t = 0;
+    switch (request->op) {
+      case MetadataOp::kOpen:
+        t = options_.open_time_s;
+        break;
+      case MetadataOp::kClose:
+        t = options_.close_time_s;
+        break;
+      case MetadataOp::kCreate:
+        t = options_.create_time_s;
+        break;
+      case MetadataOp::kStat:
+        t = options_.stat_time_s;
+        break;
+    }
+    env_.sleep_s(t);
     env_.send(host_, request->reply_to, Message{handle(*request), {}});
   }
 }

@@ -2,10 +2,12 @@
 // MetadataRequests (open, create, stat, close — a close may set the size of a written file) for the
 // files it knows, with their sizes.
 //
-// Capacity model: parallel_ops operations are in service at once, each taking service_time_s
-// (Env::sleep_s: the time covers the server's CPU, journal and locking, not modelled apart),
-// and the rest queue in arrival order on the endpoint; so throughput is at most
-// parallel_ops / service_time_s operations per second. Replies are small messages.
+// Capacity model: parallel_ops operations are in service at once, each taking its kind's
+// service time (Env::sleep_s: the time covers the server's CPU, journal and locking, not
+// modelled apart), and the rest queue in arrival order on the endpoint; so the server does at
+// most parallel_ops / service_time operations of one kind per second, and a mix of kinds
+// shares that capacity in proportion to their times (a file read's open and close together
+// cost open + close). Replies are small messages.
 // open and stat of an unknown path fail with kNotFound; close of a file that has no open
 // handle fails with kInvalid; open counts handles per path, close drops one.
 //
@@ -28,8 +30,14 @@ namespace granary::services {
 
 struct MetadataServiceOptions {
   std::string endpoint_name = "mds.0";
-  int parallel_ops = 1;       // >= 1: operations in service at once
-  double service_time_s = 0;  // >= 0: time of one operation
+  int parallel_ops = 1;  // >= 1: operations in service at once
+  // >= 0: the time one operation of each kind holds a worker.
+  double open_time_s = 0;
+  double close_time_s = 0;
+  double create_time_s = 0;
+  double stat_time_s = 0;
+  // Every kind at once (tests and single-rate servers).
+  void set_service_time_s(double t) { open_time_s = close_time_s = create_time_s = stat_time_s = t; }
 };
 
 struct MdsStats {

@@ -147,6 +147,113 @@ TEST(SimValidation, SmallFileStormRunsAtTheMetadataServersCapacity) {
       files, seconds, files / seconds);
   EXPECT_EQ(files, 3200);
   EXPECT_NEAR(files / seconds / 1000.0, 1.0, 0.03);
+  // The bounds name the metadata servers, at their closed form.
+  const auto& b = (*r)["bounds"];
+  EXPECT_EQ(b["binding"], "metadata servers") << b.dump(1);
+  EXPECT_NEAR(b["ceilings"][0]["files_per_s"].get<double>(), 1000.0, 1e-6);
+}
+
+// The same storm with the MDS specified per operation, as mdtest reports them: 3,000 opens/s
+// and 6,000 closes/s give 1 / (1/3000 + 1/6000) = 2,000 file reads per second.
+TEST(SimValidation, MetadataServerWithPerOperationRatesServesItsFileRate) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "md", "seed": 9,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "pfs", "protocol": "lnet-rdma",
+                "pfs": {"mds": {"count": 1, "open_ops_per_s": 3000, "close_ops_per_s": 6000,
+                                "latency_us": 500},
+                        "stripe_size_mib": 1, "stripe_count": 1}},
+    "workloads": [{"name": "md", "type": "training_read", "sample_size_mib": {"mean": 0.0625, "stddev": 0},
+                   "samples_per_file": 1, "files": 6400, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.0001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const double files = (*r)["summary"]["samples_read"].get<double>();
+  const double seconds = (*r)["summary"]["epoch_seconds"].get<double>();
+  const auto& b = (*r)["bounds"];
+  std::printf("per-operation MDS: %.1f files/s; bound %s: %s\n", files / seconds,
+              b["binding"].get<std::string>().c_str(), b["bottleneck"].get<std::string>().c_str());
+  EXPECT_EQ(b["binding"], "metadata servers");
+  EXPECT_NEAR(b["ceilings"][0]["files_per_s"].get<double>(), 2000.0, 1e-6);
+  EXPECT_NEAR(files / seconds / 2000.0, 1.0, 0.03);
+}
+
+// Drive IOPS: 64 KiB objects from drives rated at 2,000 random reads per second (flash
+// firmware throttled to make the case), 8 drives: 16,000 files per second at most, every
+// other ceiling far above it.
+TEST(SimValidation, IopsBoundStormRunsAtTheDrivesRatedIops) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "iops", "seed": 4,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4,
+                                        "read_kiops": 2, "read_latency_us": 100},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "rados", "protocol": "rdma", "rados": {"pg_num": 256, "replicas": 2}},
+    "workloads": [{"name": "iops", "type": "training_read", "sample_size_mib": {"mean": 0.0625, "stddev": 0},
+                   "samples_per_file": 1, "files": 16000, "batch_size": 1, "read_threads": 8,
+                   "compute_s_per_step": 0.00001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& b = (*r)["bounds"];
+  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
+  const double bound = b["read_bound_gibps"].get<double>();
+  std::printf("IOPS-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
+              epoch, bound, b["binding"].get<std::string>().c_str(),
+              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  // CRUSH gives the drives unequal shares of the files: the busiest drive, at its rated IOPS,
+  // sets the rate; with even shares it would be 16,000 files per second.
+  EXPECT_EQ(b["binding"], "drive IOPS as placed");
+  bool even_listed = false;
+  for (const auto& c : b["ceilings"]) {
+    if (c["resource"] == "drive IOPS") {
+      even_listed = true;
+      EXPECT_NEAR(c["files_per_s"].get<double>(), 16000.0, 1e-6);
+    }
+  }
+  EXPECT_TRUE(even_listed);
+  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+}
+
+// Drive bandwidth: large files from 8 drives reading 1 GB/s each, behind 200 Gb/s NICs: the
+// max-flow's cut is the drives, 8 GB/s.
+TEST(SimValidation, DriveBoundStormRunsAtTheDrivesBandwidth) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "drives", "seed": 6,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4,
+                                        "read_gbytes_per_s": 1.0},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "rados", "protocol": "rdma", "rados": {"pg_num": 256, "replicas": 2}},
+    "workloads": [{"name": "drives", "type": "training_read", "sample_size_mib": {"mean": 32, "stddev": 0},
+                   "samples_per_file": 1, "files": 4000, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& b = (*r)["bounds"];
+  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
+  const double bound = b["read_bound_gibps"].get<double>();
+  std::printf("drive-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
+              epoch, bound, b["binding"].get<std::string>().c_str(),
+              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  // The max-flow's cut is the drives (an even spread); CRUSH's placement loads the busiest
+  // drive more, and it sets the rate.
+  EXPECT_EQ(b["binding"], "drives as placed");
+  EXPECT_EQ(b["cut"][0], "8 drives x 1.00 GB/s = 8.00 GB/s");
+  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ struct PfsWorld {
     mds = std::make_unique<MetadataService>(
         w.env, mds_host, dataset.sizes_by_path(),
         MetadataServiceOptions{
-            .endpoint_name = "mds.0", .parallel_ops = 2, .service_time_s = 50e-6});
+            .endpoint_name = "mds.0", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
     mds->start();
     w.start_osts();
   }
@@ -81,7 +81,7 @@ TEST(StorageClient, PfsSpreadsFilesOverMetadataServers) {
   PfsWorld p(hw, {.name = "pfs", .files = 32, .sample_bytes_mean = kMiB}, 1);
   MetadataService second(
       p.w.env, p.mds_host, p.dataset.sizes_by_path(),
-      MetadataServiceOptions{.endpoint_name = "mds.1", .parallel_ops = 2, .service_time_s = 50e-6});
+      MetadataServiceOptions{.endpoint_name = "mds.1", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
   second.start();
   PfsBackend backend{.layouts = &p.layouts, .max_request_bytes = kMiB};
   backend.mds_count = 2;

@@ -33,7 +33,7 @@ MetadataRequest request(uint64_t id, MetadataOp op, std::string path, std::strin
 
 // 400 opens in flight at once against 4 operations in service of 1 ms each: 4,000 ops/s.
 TEST(MetadataService, ParallelismAndServiceTimeLimitTheOpenRate) {
-  MdsWorld w({.endpoint_name = "mds.0", .parallel_ops = 4, .service_time_s = 1e-3});
+  MdsWorld w({.endpoint_name = "mds.0", .parallel_ops = 4, .open_time_s = 1e-3, .close_time_s = 1e-3, .create_time_s = 1e-3, .stat_time_s = 1e-3});
   constexpr int kOps = 400;
   double last_reply_s = 0;
   int ok = 0;
@@ -62,8 +62,41 @@ TEST(MetadataService, ParallelismAndServiceTimeLimitTheOpenRate) {
   EXPECT_NEAR(kOps / last_reply_s, 4 / 1e-3, 40);  // within 1%
 }
 
+// Each kind of operation has its own cost: 200 opens of 1 ms and 200 closes of 0.25 ms on 4
+// workers take (200 x 1 + 200 x 0.25) / 4 = 62.5 ms, not the 100 ms of one rate for both.
+TEST(MetadataService, EachOperationKindCostsItsOwnTime) {
+  MdsWorld w({.endpoint_name = "mds.0",
+              .parallel_ops = 4,
+              .open_time_s = 1e-3,
+              .close_time_s = 0.25e-3,
+              .create_time_s = 1e-3,
+              .stat_time_s = 1e-3});
+  constexpr int kFiles = 200;
+  double last_reply_s = 0;
+  w.env.spawn(w.client_host, "storm", [&] {
+    Endpoint& inbox = w.env.endpoint(w.client_host, "storm.reply");
+    // Interleaved open and close of the same file: each close follows its open on a worker.
+    for (int i = 0; i < kFiles; ++i) {
+      w.env.send(w.client_host, "mds.0",
+                 Message{request(uint64_t(2 * i), MetadataOp::kOpen, "a", "storm.reply"), {}});
+    }
+    for (int i = 0; i < kFiles; ++i) ASSERT_TRUE(std::get<MetadataReply>(inbox.recv()->body).ok);
+    for (int i = 0; i < kFiles; ++i) {
+      w.env.send(w.client_host, "mds.0",
+                 Message{request(uint64_t(2 * i + 1), MetadataOp::kClose, "a", "storm.reply"), {}});
+    }
+    for (int i = 0; i < kFiles; ++i) ASSERT_TRUE(std::get<MetadataReply>(inbox.recv()->body).ok);
+    last_reply_s = w.env.now_s();
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  EXPECT_EQ(w.mds.stats().opens, uint64_t(kFiles));
+  EXPECT_EQ(w.mds.stats().closes, uint64_t(kFiles));
+  EXPECT_GE(last_reply_s, 0.0625);
+  EXPECT_LT(last_reply_s, 0.0625 + 1e-3);
+}
+
 TEST(MetadataService, UnknownFilesAndStrayClosesFail) {
-  MdsWorld w({.parallel_ops = 2, .service_time_s = 1e-4});
+  MdsWorld w({.parallel_ops = 2, .open_time_s = 1e-4, .close_time_s = 1e-4, .create_time_s = 1e-4, .stat_time_s = 1e-4});
   std::vector<MetadataReply> replies;
   w.env.spawn(w.client_host, "client", [&] {
     Endpoint& inbox = w.env.endpoint(w.client_host, "c");
@@ -95,7 +128,7 @@ TEST(MetadataService, UnknownFilesAndStrayClosesFail) {
 }
 
 TEST(MetadataService, ShutdownStopsEveryWorker) {
-  MdsWorld w({.parallel_ops = 5, .service_time_s = 1e-4}, TaskOptions{.daemon = false});
+  MdsWorld w({.parallel_ops = 5, .open_time_s = 1e-4, .close_time_s = 1e-4, .create_time_s = 1e-4, .stat_time_s = 1e-4}, TaskOptions{.daemon = false});
   w.env.spawn(w.client_host, "admin", [&] {
     w.env.send(w.client_host, "mds.0", Message{Shutdown{}, {}});
   });

@@ -192,7 +192,7 @@ TEST(WritePath, PfsCreatesWritesAndClosesWithTheSize) {
   w.start_writable_services([](int d) { return ost_endpoint_name(static_cast<uint32_t>(d)); });
   const HostId mds_host = w.env.add_host("mds", 8, 25e9, 5e-6);
   MetadataService mds(w.env, mds_host, {},
-                      {.endpoint_name = "mds.0", .parallel_ops = 2, .service_time_s = 50e-6});
+                      {.endpoint_name = "mds.0", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
   mds.start();
   PfsLayouts layouts;
   layouts.emplace("ckpt/rank0", layout::LustreFileLayout::create(kMiB, {0, 1, 2, 3}).value());

@@ -1,0 +1,212 @@
+#include "models/read_bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace granary::models {
+namespace {
+
+// "12,345" (thousands separated), or 3 significant digits below 100.
+std::string num(double v) {
+  char buf[64];
+  if (std::abs(v) < 100) {
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.0f", std::round(v));
+  std::string digits = buf, out;
+  const size_t lead = digits[0] == '-' ? 1 : 0;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > lead && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string mib(double bytes) { return num(bytes / (1 << 20)) + " MiB"; }
+
+}  // namespace
+
+ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topology& topology,
+                       int client_cores, const PlacementLoad* placement) {
+  ReadBounds b;
+  const double eff = s.storage.protocol.efficiency;
+  b.efficiency = eff;
+  // The data path at line rate and at the protocol's efficiency (drives and the clients'
+  // memory or PCIe paths carry no protocol overhead).
+  b.line_rate_bytes_per_s = read_max_flow(topology).bytes_per_s;
+  Topology at_eff = topology;
+  for (auto& l : at_eff.links) {
+    if (l.role != LinkRole::kDrive && l.role != LinkRole::kClientMemory) {
+      l.forward_bytes_per_s *= eff;
+      l.reverse_bytes_per_s *= eff;
+    }
+  }
+  b.data_path = read_max_flow(at_eff);
+
+  const double file = std::max(1.0, w.sample_bytes_mean * w.samples_per_file);
+  b.file_bytes = file;
+  const ClusterSpec& c = s.cluster;
+  const double drives = static_cast<double>(c.storage.count) * c.storage.drives_per_node;
+
+  // Requests per file and the drive reads behind them.
+  double requests = 1, drive_ops = 1;
+  std::string shape;
+  switch (s.storage.design) {
+    case StorageDesign::kRados: {
+      const double object = static_cast<double>(s.storage.rados.object_size_bytes);
+      requests = std::ceil(file / object);
+      const int k = s.storage.rados.ec_k;
+      drive_ops = requests * (k > 0 ? k : 1);
+      shape = num(requests) + " object read(s) of " + mib(file / requests) +
+              (k > 0 ? ", each " + std::to_string(k) + " shard reads" : "");
+      break;
+    }
+    case StorageDesign::kPfs: {
+      const PfsSpec& p = s.storage.pfs;
+      const double osts = drives;  // one OST per drive
+      const double stripe = static_cast<double>(p.stripe_size_bytes);
+      double count = p.stripe_count < 0 ? std::min(osts, 2000.0) : p.stripe_count;
+      count = std::max(1.0, std::min(count, std::ceil(file / stripe)));
+      const double rpc = static_cast<double>(4u << 20);
+      requests = count * std::ceil(file / count / rpc);
+      drive_ops = requests;
+      shape = num(requests) + " RPC(s) of up to 4 MiB over " + num(count) + " OST(s)";
+      break;
+    }
+    case StorageDesign::kNfs: {
+      const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
+      requests = std::ceil(file / rsize);
+      drive_ops = requests;
+      shape = num(requests) + " RPC(s) of " + mib(rsize);
+      break;
+    }
+  }
+  b.requests_per_file = requests;
+  b.drive_ops_per_file = drive_ops;
+
+  auto add = [&](std::string resource, double files_per_s, std::string detail) {
+    if (!(files_per_s > 0) || !std::isfinite(files_per_s)) return;
+    b.ceilings.push_back({std::move(resource), files_per_s * file, files_per_s, std::move(detail)});
+  };
+  const std::string per_file = " per " + mib(file) + " file";
+
+  // Data path: the max-flow's cut, line rate and efficiency apart.
+  {
+    const std::string cut = b.data_path.bottleneck.empty() ? "" : b.data_path.bottleneck.front();
+    b.ceilings.push_back({"data path", b.data_path.bytes_per_s, b.data_path.bytes_per_s / file,
+                          cut});
+  }
+  // Drives and storage NICs as placed: the busiest one's capacity over its share.
+  if (placement != nullptr && !placement->drive_bytes.empty()) {
+    const auto& bytes = placement->drive_bytes;
+    double total = 0;
+    for (double x : bytes) total += x;
+    const size_t n = bytes.size();
+    if (total > 0) {
+      const size_t hot = static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) -
+                                             bytes.begin());
+      const double share = bytes[hot] / total;
+      const double bw = c.storage.drive.read_gbytes_per_s * 1e9;
+      const double repeat = placement->repeat;
+      add("drives as placed", repeat * bw / share / file,
+          "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +
+              std::to_string(hot / placement->drives_per_server) + ".drive" +
+              std::to_string(hot % placement->drives_per_server) + ") serves " +
+              num(100 * share / repeat) + "% of the reads (" + num(100 / (n * repeat)) +
+              "% if even): " + num(bw / 1e9) + " GB/s / " + num(share / repeat) + " = " +
+              num(repeat * bw / share / 1e9) + " GB/s");
+      const int per = std::max(1, placement->drives_per_server);
+      std::vector<double> server(std::max<size_t>(1, (n + per - 1) / per), 0.0);
+      for (size_t d = 0; d < n; ++d) server[d / per] += bytes[d];
+      const size_t hs =
+          static_cast<size_t>(std::max_element(server.begin(), server.end()) - server.begin());
+      const double sshare = server[hs] / total;
+      const NicSpec& nic = c.storage.nic;
+      const double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
+      if (nic_bw > 0) {
+        add("storage NICs as placed", repeat * nic_bw / sshare / file,
+            "the busiest of " + num(static_cast<double>(server.size()) * repeat) +
+                " storage NICs (storage" + std::to_string(hs) + ") carries " +
+                num(100 * sshare / repeat) + "% of the reads (" +
+                num(100 / (server.size() * repeat)) + "% if even): " + num(nic_bw / 1e9) +
+                " GB/s at " + num(eff) + " efficiency / " + num(sshare / repeat) + " = " +
+                num(repeat * nic_bw / sshare / 1e9) + " GB/s");
+      }
+      const auto& ops = placement->drive_ops;
+      double ops_total = 0;
+      for (double x : ops) ops_total += x;
+      if (c.storage.drive.read_kiops > 0 && ops.size() == n && ops_total > 0) {
+        const size_t ho =
+            static_cast<size_t>(std::max_element(ops.begin(), ops.end()) - ops.begin());
+        const double oshare = ops[ho] / ops_total;
+        const double iops = c.storage.drive.read_kiops * 1e3;
+        // Total drive operations per second when the busiest drive runs at its rated IOPS.
+        const double total_ops = repeat * iops / oshare;
+        add("drive IOPS as placed", total_ops / drive_ops,
+            "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +
+                std::to_string(ho / placement->drives_per_server) + ".drive" +
+                std::to_string(ho % placement->drives_per_server) + ") serves " +
+                num(100 * oshare / repeat) + "% of the drive reads: " + num(iops) +
+                " IOPS / " + num(oshare / repeat) + " / " + num(drive_ops) +
+                " drive read(s)" + per_file);
+      }
+    }
+  }
+  // Drive IOPS.
+  if (c.storage.drive.read_kiops > 0) {
+    const double iops = c.storage.drive.read_kiops * 1e3;
+    add("drive IOPS", drives * iops / drive_ops,
+        num(drives) + " drives x " + num(iops) + " read IOPS / " + num(drive_ops) +
+            " drive read(s)" + per_file + " (" + shape + ")");
+  }
+  // Metadata servers.
+  const bool pfs = s.storage.design == StorageDesign::kPfs;
+  if (pfs) {
+    const PfsSpec& p = s.storage.pfs;
+    add("metadata servers", p.mds_count * p.file_reads_per_s(),
+        num(p.mds_count) + " MDS x 1 / (1/" + num(p.open_per_s()) + " opens/s + 1/" +
+            num(p.close_per_s()) + " closes/s) = " + num(p.mds_count * p.file_reads_per_s()) +
+            " file reads/s");
+  }
+  // Storage servers' CPU.
+  const double server_op_s = s.storage.protocol.server_cpu_us_per_op * 1e-6;
+  if (server_op_s > 0) {
+    const double ops = s.storage.design == StorageDesign::kRados && s.storage.rados.ec_k > 0
+                           ? requests * s.storage.rados.ec_k
+                           : requests;
+    add("storage CPU", c.storage.count * c.storage.cpu_cores / (ops * server_op_s),
+        num(c.storage.count) + " servers x " + num(c.storage.cpu_cores) + " cores / (" +
+            num(ops) + " request(s)" + per_file + " x " +
+            num(s.storage.protocol.server_cpu_us_per_op) + " us)");
+  }
+  // Client nodes' CPU: requests, metadata operations and decoding.
+  {
+    const double op_s = s.storage.protocol.client_cpu_us_per_op * 1e-6;
+    const double metadata_ops = pfs ? 2 : 0;
+    const double per_file_s =
+        (requests + metadata_ops) * op_s + w.samples_per_file * w.decode_cpu_s_per_sample;
+    if (per_file_s > 0) {
+      std::string d = num(c.clients.count) + " client nodes x " + std::to_string(client_cores) +
+                      " cores / (" + num(requests + metadata_ops) + " operation(s) x " +
+                      num(s.storage.protocol.client_cpu_us_per_op) + " us";
+      if (w.decode_cpu_s_per_sample > 0) {
+        d += " + " + num(w.samples_per_file) + " sample(s) x " +
+             num(w.decode_cpu_s_per_sample * 1e3) + " ms decode";
+      }
+      add("client CPU", c.clients.count * client_cores / per_file_s, d + ")" + per_file);
+    }
+  }
+  std::stable_sort(b.ceilings.begin(), b.ceilings.end(),
+                   [](const Ceiling& x, const Ceiling& y) { return x.bytes_per_s < y.bytes_per_s; });
+
+  const double accelerators =
+      static_cast<double>(c.clients.count) * c.clients.accelerators_per_node;
+  if (w.compute_s_per_step > 0) {
+    b.demand_bytes_per_s = accelerators * w.batch_size * w.sample_bytes_mean / w.compute_s_per_step;
+  }
+  return b;
+}
+
+}  // namespace granary::models
