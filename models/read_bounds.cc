@@ -98,7 +98,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
     b.ceilings.push_back({"data path", b.data_path.bytes_per_s, b.data_path.bytes_per_s / file,
                           cut});
   }
-  // Drives and storage NICs as placed: the busiest one's capacity over its share.
+  // Drives and storage servers as placed: the busiest one's capacity over its share.
   if (placement != nullptr && !placement->drive_bytes.empty()) {
     const auto& bytes = placement->drive_bytes;
     double total = 0;
@@ -124,15 +124,21 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
           static_cast<size_t>(std::max_element(server.begin(), server.end()) - server.begin());
       const double sshare = server[hs] / total;
       const NicSpec& nic = c.storage.nic;
-      const double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
+      double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
+      if (c.storage.server_gbytes_per_s > 0) {
+        nic_bw = std::min(nic_bw, c.storage.server_gbytes_per_s * 1e9);
+      }
       if (nic_bw > 0) {
-        add("storage NICs as placed", repeat * nic_bw / sshare / file,
+        add("storage servers as placed", repeat * nic_bw / sshare / file,
             "the busiest of " + num(static_cast<double>(server.size()) * repeat) +
-                " storage NICs (storage" + std::to_string(hs) + ") carries " +
+                " storage servers (storage" + std::to_string(hs) + ") sends " +
                 num(100 * sshare / repeat) + "% of the reads (" +
                 num(100 / (server.size() * repeat)) + "% if even): " + num(nic_bw / 1e9) +
-                " GB/s at " + num(eff) + " efficiency / " + num(sshare / repeat) + " = " +
-                num(repeat * nic_bw / sshare / 1e9) + " GB/s");
+                " GB/s (its NICs at " + num(eff) + " efficiency" +
+                (c.storage.server_gbytes_per_s > 0 ? std::string(", or its internal limit")
+                                                   : std::string()) +
+                ") / " + num(sshare / repeat) + " = " + num(repeat * nic_bw / sshare / 1e9) +
+                " GB/s");
       }
       const auto& ops = placement->drive_ops;
       double ops_total = 0;

@@ -5,8 +5,9 @@
 // bytes (files are read whole, once per epoch):
 //  - data path: the max-flow from the drives to the clients' sinks (models/topology.h), at the
 //    protocol's efficiency (goodput / line rate) on every network link; also given at line rate;
-//  - drives and storage NICs as placed (with a PlacementLoad, below): the busiest one's
-//    capacity over its share of the reads;
+//  - drives and storage servers as placed (with a PlacementLoad, below): the busiest one's
+//    capacity (a server's: its NICs' goodput, or its internal limit) over its share of the
+//    reads;
 //  - drive IOPS: drives x rated random-read IOPS / drive operations per file;
 //  - metadata servers (pfs): MDSs x 1 / (1/open + 1/close) file reads per second;
 //  - storage CPU: servers x cores / (requests per file x server CPU per request);

@@ -53,6 +53,9 @@ struct StorageNodesSpec {
   int drives_per_node = 1;
   NicSpec nic;
   int cpu_cores = 32;
+  // What one server moves at most between its drives and its NICs, 10^9 bytes/s (a
+  // controller's, PCIe's or memory's limit in an appliance); 0: only its NICs and drives limit.
+  double server_gbytes_per_s = 0;
 };
 
 struct ClusterSpec {
@@ -120,6 +123,9 @@ struct NfsSpec {
   // that head's drives.
   uint64_t rsize_bytes = 1ull << 20;  // NFS read size (one RPC)
   int inflight_rpcs = 16;             // RPCs in flight per file read (the client's slot table)
+  // What one client's mount delivers at most, 10^9 bytes/s of data (one TCP connection
+  // without nconnect, a client's RPC processing); 0: only the client's NICs limit.
+  double mount_gbytes_per_s = 0;
 };
 
 struct StorageSpec {

@@ -759,7 +759,8 @@ ClusterSpec parse_cluster(const Obj& o) {
     s.gpudirect_storage = cl.boolean("gpudirect_storage", s.gpudirect_storage);
   }
   {
-    const Obj st = o.object("storage", {"count", "drive", "nic", "cpu_cores"});
+    const Obj st =
+        o.object("storage", {"count", "drive", "nic", "cpu_cores", "server_gbytes_per_s"});
     StorageNodesSpec& s = c.storage;
     s.count = st.int32("count", {1, kMaxDrives}, std::nullopt);
     const Obj drive =
@@ -777,6 +778,8 @@ ClusterSpec parse_cluster(const Obj& o) {
     }
     s.nic = parse_nic(st.object("nic", kNicKeys));
     s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
+    s.server_gbytes_per_s =
+        st.number("server_gbytes_per_s", {0, false, 100000}, s.server_gbytes_per_s);
   }
   if (o.has("fabric")) {
     c.fabric = parse_fabric(
@@ -982,6 +985,7 @@ NfsSpec parse_nfs(const Obj& o) {
   // The Linux NFS client's rsize: 4 KiB pages, at most 1 MiB.
   n.rsize_bytes = o.size_bytes("rsize_kib", kKiB, "KiB", 4 * kKiB, kMiB, 4 * kKiB, n.rsize_bytes);
   n.inflight_rpcs = o.int32("inflight_rpcs", {1, 1024}, n.inflight_rpcs);
+  n.mount_gbytes_per_s = o.number("mount_gbytes_per_s", {0, false, 100000}, n.mount_gbytes_per_s);
   return n;
 }
 
@@ -1019,7 +1023,9 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
       }
       break;
     case StorageDesign::kNfs:
-      if (o.has("nfs")) s.nfs = parse_nfs(o.object("nfs", {"rsize_kib", "inflight_rpcs"}));
+      if (o.has("nfs")) {
+        s.nfs = parse_nfs(o.object("nfs", {"rsize_kib", "inflight_rpcs", "mount_gbytes_per_s"}));
+      }
       break;
   }
   return s;

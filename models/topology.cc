@@ -549,12 +549,16 @@ Noun noun_of(const TopologyLink& link) {
   };
   switch (link.role) {
     case LinkRole::kClientNic:
+      if (ends_with(".mount")) return {"client NFS mount", "client NFS mounts"};
       return {"client NIC", "client NICs"};
     case LinkRole::kClientMemory:
       if (ends_with(".gpudirect"))
         return {"client GPUDirect PCIe path", "client GPUDirect PCIe paths"};
       return {"client host-memory copy", "client host-memory copies"};
     case LinkRole::kStorageNic:
+      if (ends_with(".controller")) {
+        return {"storage server's internal limit", "storage servers' internal limits"};
+      }
       return {"storage NIC", "storage NICs"};
     case LinkRole::kDrive:
       return {"drive", "drives"};

@@ -1240,6 +1240,28 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (!real_topology.ok()) return real_topology.status();
   auto topology = models::build_topology(s.cluster, mds_count);
   if (!topology.ok()) return topology.status();
+  // Limits in goodput below a NIC's, applied to the NIC's link (which carries them over the
+  // protocol's efficiency, as every network link): one client's NFS mount (mount_gbytes_per_s:
+  // the link stands for the mount, "client3.mount"), and a storage server's internal
+  // bandwidth (server_gbytes_per_s: "storage3.controller").
+  auto cap_links = [&](LinkRole role, double goodput_bytes_per_s, const char* suffix) {
+    if (!(goodput_bytes_per_s > 0)) return;
+    const double cap = goodput_bytes_per_s / s.storage.protocol.efficiency;
+    for (models::Topology* t : {&*real_topology, &*topology}) {
+      for (auto& l : t->links) {
+        if (l.role != role || !(cap < std::max(l.forward_bytes_per_s, l.reverse_bytes_per_s))) {
+          continue;
+        }
+        l.forward_bytes_per_s = std::min(l.forward_bytes_per_s, cap);
+        l.reverse_bytes_per_s = std::min(l.reverse_bytes_per_s, cap);
+        l.name = l.name.substr(0, l.name.rfind('.')) + suffix;
+      }
+    }
+  };
+  if (s.storage.design == StorageDesign::kNfs) {
+    cap_links(LinkRole::kClientNic, s.storage.nfs.mount_gbytes_per_s * 1e9, ".mount");
+  }
+  cap_links(LinkRole::kStorageNic, s.cluster.storage.server_gbytes_per_s * 1e9, ".controller");
   // The protocol's per-message software latency, paid once per message at the client NIC. A
   // drive's latency is paid in its DriveQueue (drive_model.h), not on its link.
   for (auto& l : topology->links) {
@@ -1783,6 +1805,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     if (topology->links[i].role == LinkRole::kClientMemory) sink_links.push_back(i);
   }
   env.spawn(monitor_host, "monitor", [&] {
+    double last_flowing = 0;  // the sinks' links' usage at the last tick
     double& warm_s = warm_at_s;       // when every loader had done its first two steps
     for (;;) {
       env.sleep_s(interval_s);
@@ -1803,12 +1826,14 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           min_steps = std::min(min_steps, m.steps);
         }
       }
-      // The read rate as the bytes flow: the sinks' links' usage at this tick (a reply counted
-      // whole when its last byte lands would put a 4 MiB burst into one interval, up to 1.85x
-      // what the links carry at small intervals: issue 10).
+      // The read rate as the bytes flow: the sinks' links' usage, averaged between this tick and
+      // the last (the trapezoid rule: never above what the links carry; a reply counted whole
+      // when its last byte lands would put a 4 MiB burst into one interval, up to 1.85x the
+      // bound at small intervals: issue 10).
       double flowing = 0;
       for (size_t i : sink_links) flowing += platform->forward[i]->get_usage();
-      series.add(now - interval_s / 2, flowing * interval_s);
+      series.add(now - interval_s / 2, (flowing + last_flowing) / 2 * interval_s);
+      last_flowing = flowing;
       au_series.push_back(au_sum / total_gpus);
       if (options.on_progress) {
         options.on_progress(now, static_cast<double>(min_steps) / static_cast<double>(total_steps));

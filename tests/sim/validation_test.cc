@@ -2,6 +2,7 @@
 // process (gtest_discover_tests), as SimGrid requires.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "models/scenario_json.h"
@@ -253,6 +254,66 @@ TEST(SimValidation, DriveBoundStormRunsAtTheDrivesBandwidth) {
   // drive more, and it sets the rate.
   EXPECT_EQ(b["binding"], "drives as placed");
   EXPECT_EQ(b["cut"][0], "8 drives x 1.00 GB/s = 8.00 GB/s");
+  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+}
+
+// One NFS mount per client delivering at most 2 GB/s (one TCP connection): two clients read
+// 4 GB/s, far below their 200 Gb/s NICs; the cut names the mounts.
+TEST(SimValidation, MountBoundNfsStormRunsAtTheMountsRate) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "mount", "seed": 8,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4},
+                  "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "nfs", "protocol": "nfs-tcp", "nfs": {"mount_gbytes_per_s": 2}},
+    "workloads": [{"name": "mount", "type": "training_read", "sample_size_mib": {"mean": 16, "stddev": 0},
+                   "samples_per_file": 1, "files": 640, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& b = (*r)["bounds"];
+  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
+  const double bound = b["read_bound_gibps"].get<double>();
+  std::printf("mount-bound NFS storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
+              epoch, bound, b["binding"].get<std::string>().c_str(),
+              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  EXPECT_EQ(b["binding"], "data path");
+  EXPECT_EQ(b["bottleneck"], "2 client NFS mounts x 2.00 GB/s = 4.00 GB/s");
+  EXPECT_NEAR(bound, 4e9 / std::ldexp(1.0, 30), 1e-6);
+  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+}
+
+// Two appliances whose controllers move 3 GB/s each, below their 25 GB/s NICs and 4 drives:
+// files striped over every OST load them evenly, and the storm runs at 6 GB/s.
+TEST(SimValidation, ControllerBoundStormRunsAtTheServersInternalLimit) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "controller", "seed": 2,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 2, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 4},
+                  "nic": {"profile": "connectx6-200g", "count": 1}, "server_gbytes_per_s": 3},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "pfs", "protocol": "lnet-rdma",
+                "pfs": {"stripe_size_mib": 1, "stripe_count": -1}},
+    "workloads": [{"name": "controller", "type": "training_read", "sample_size_mib": {"mean": 16, "stddev": 0},
+                   "samples_per_file": 1, "files": 1200, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& b = (*r)["bounds"];
+  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
+  const double bound = b["read_bound_gibps"].get<double>();
+  std::printf("controller-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
+              epoch, bound, b["binding"].get<std::string>().c_str(),
+              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  EXPECT_EQ(b["cut"][0], "2 storage servers' internal limits x 3.00 GB/s = 6.00 GB/s");
+  EXPECT_NEAR(bound, 6e9 / std::ldexp(1.0, 30), 1e-6);
   EXPECT_NEAR(epoch / bound, 1.0, 0.03);
 }
 
