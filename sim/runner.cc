@@ -51,7 +51,8 @@ constexpr int64_t kAutoRequestReaders = 512;
 constexpr int64_t kMinRequestsPerServer = 32;
 // With hard disks, also this many per simulated drive: each disk is its own queue, and one
 // with fewer requests idles more often between bursts than the full cluster's (in the pfs
-// storm of docs/models.md, "Fidelity", 4 per disk lost 16%, 8 lost 5%, 12 about 1%).
+// storm of docs/validation.md a slice with 4 per disk gave 12.5% less than request level, with
+// 8 4.5%, with 12 about 1%).
 constexpr int64_t kMinRequestsPerHdd = 12;
 // Beyond this many storage servers a slice simulates a subset of them (the imbalance between
 // servers is represented by this many; more only costs time).
