@@ -87,10 +87,18 @@ DriveProfile seagate_exos_x20() {
   d.write_gbytes_per_s = 0.285;
   d.read_kiops = 0.168;
   d.write_kiops = 0.55;
-  // The data sheet's "average latency" is half a rotation at 7,200 rpm (4.16 ms); a random
-  // read at queue depth 1 also seeks (several ms more), which read_kiops accounts for.
-  d.read_latency_us = 4160;
-  d.write_latency_us = 4160;
+  // A 4 KiB random read at queue depth 1 seeks, waits half a rotation and transfers. The data
+  // sheet's "average latency" is the half rotation at 7,200 rpm (4.16 ms); Seagate gives no
+  // seek time for the X20, so the average read seek is a comparable 7,200 rpm nearline drive's,
+  // 8.2 ms typical (HGST Ultrastar 7K4000 specification, "Mechanical positioning"): 12.4 ms
+  // with the 14 us transfer (estimate; ~81 IOPS at QD1 against 168 at QD16, the gain the
+  // drive's command queueing gives: sim/drive_model.h, docs/models.md "Drives").
+  d.read_latency_us = 12400;
+  // Estimate: with the write cache enabled (the data sheet's write IOPS are measured so) the
+  // drive acknowledges from its cache and orders the writes to the media itself, whatever the
+  // host's queue depth, so writes position as at the rated depth from queue depth 1: 1 / 550
+  // IOPS = 1,818 us.
+  d.write_latency_us = 1820;
   d.queue_depth = 16;
   return d;
 }

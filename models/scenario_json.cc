@@ -644,6 +644,38 @@ DriveProfile parse_drive(const Obj& o) {
   d.write_latency_us = o.number("write_latency_us", latency, d.write_latency_us);
   d.queue_depth = o.int32("queue_depth", {1, 65535}, d.queue_depth);
   d.price_usd = o.number("price_usd", kPrice, d.price_usd);
+  if (d.kind == DriveKind::kHdd) {
+    // A hard disk's head positions for t_pos(q), interpolated between its queue-depth-1
+    // latency and its rated IOPS at queue_depth, less a 4 KiB transfer (sim/drive_model.h):
+    // both points must exist and positioning must not grow with the queue.
+    if (d.queue_depth < 2) {
+      o.fail("queue_depth",
+             "expected at least 2 for an hdd (its IOPS figures hold at a deeper queue than "
+             "read_latency_us's queue depth 1), found " +
+                 std::to_string(d.queue_depth));
+    }
+    auto check = [&](std::string_view latency_key, double latency_us, std::string_view iops_key,
+                     double kiops, std::string_view rate_key, double gbytes_per_s) {
+      const double transfer_us = 4096 / (gbytes_per_s * 1e3);
+      const double rated_us = 1e3 / kiops;
+      if (rated_us <= transfer_us) {
+        o.fail(iops_key, "expected fewer 4 KiB operations per second than an hdd's " +
+                             std::string(rate_key) + " alone allows (" +
+                             num(gbytes_per_s * 1e6 / 4096) + " thousand), found " + num(kiops));
+      }
+      if (latency_us < rated_us) {
+        o.fail(latency_key, "expected at least 1 / " + std::string(iops_key) + " = " +
+                                num(rated_us) +
+                                " us for an hdd (a 4 KiB operation at queue depth 1 positions at "
+                                "least as long as at queue_depth " +
+                                std::to_string(d.queue_depth) + "), found " + num(latency_us));
+      }
+    };
+    check("read_latency_us", d.read_latency_us, "read_kiops", d.read_kiops, "read_gbytes_per_s",
+          d.read_gbytes_per_s);
+    check("write_latency_us", d.write_latency_us, "write_kiops", d.write_kiops,
+          "write_gbytes_per_s", d.write_gbytes_per_s);
+  }
   return d;
 }
 
@@ -1587,9 +1619,24 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   }
   s.failures = parse_failures(root, s);  // and s.random_drive_failures
   if (root.has("simulation")) {
-    s.simulation = parse_simulation(root.object(
+    const Obj sim = root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
-                       "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"}));
+                       "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"});
+    s.simulation = parse_simulation(sim);
+    // A slice's reads from hard disks keep their RPC size (a disk positions once per request,
+    // so coarser requests would change its answer: sim/runner.cc), which leaves the transfer
+    // unit of a pfs or nfs design only checkpoints to act on.
+    const bool checkpoints = std::any_of(s.workloads.begin(), s.workloads.end(), [](const auto& w) {
+      return w.kind == WorkloadKind::kCheckpoint;
+    });
+    if (sim.has("transfer_unit_mib") && s.cluster.storage.drive.kind == DriveKind::kHdd &&
+        s.storage.design != StorageDesign::kRados && !checkpoints) {
+      sim.fail("transfer_unit_mib",
+               "expected no transfer unit for reads from hdd drives (a slice reads them in the "
+               "design's own RPCs, since a disk positions once per request; the unit applies "
+               "to checkpoints), found " +
+                   num(static_cast<double>(s.simulation.transfer_unit_bytes) / kMiB) + " MiB");
+    }
   }
   check_simulated_time(root, s);
   if (const json* expect = root.find("expect")) {  // expectations.h validates its own keys

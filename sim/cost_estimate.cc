@@ -109,6 +109,9 @@ double read_requests_per_object(const models::Scenario& s) {
 // The unit one request moves for a stream of large reads or writes.
 double request_bytes(const models::Scenario& s, const RunPlan& plan, bool checkpoint) {
   const double unit = static_cast<double>(s.simulation.transfer_unit_bytes);
+  // A slice coalesces reads into transfer units, except from hard disks (runner.cc).
+  const bool coalesced =
+      plan.slice_factor > 1 && s.cluster.storage.drive.kind != models::DriveKind::kHdd;
   switch (s.storage.design) {
     case StorageDesign::kRados: {
       const double obj = static_cast<double>(s.storage.rados.object_size_bytes);
@@ -116,11 +119,11 @@ double request_bytes(const models::Scenario& s, const RunPlan& plan, bool checkp
     }
     case StorageDesign::kPfs: {
       const double rpc = 4 * kMiB;
-      return (plan.slice_factor > 1 || checkpoint) ? std::max(rpc, unit) : rpc;
+      return (coalesced || checkpoint) ? std::max(rpc, unit) : rpc;
     }
     case StorageDesign::kNfs: {
       const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
-      return (plan.slice_factor > 1 || checkpoint) ? std::max(rsize, unit) : rsize;
+      return (coalesced || checkpoint) ? std::max(rsize, unit) : rsize;
     }
   }
   return 4 * kMiB;

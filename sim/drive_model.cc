@@ -3,12 +3,50 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/status.h"
+
 namespace granary::sim {
+
+namespace {
+constexpr double kRatedOpBytes = 4096;  // the IOPS and QD1 figures are for 4 KiB operations
+}  // namespace
+
+double HeadTiming::positioning_s(double queue_depth, bool write) const {
+  const double t1 = write ? write_positioning_qd1_s : read_positioning_qd1_s;
+  const double tq = write ? write_positioning_rated_s : read_positioning_rated_s;
+  const double q = std::max(1.0, queue_depth);
+  const double depth = rated_queue_depth;
+  if (q >= depth) return tq;
+  return tq + (t1 - tq) * 2 * (depth - q) / ((q + 1) * (depth - 1));
+}
 
 DriveTiming DriveTiming::from_profile(const models::DriveProfile& drive) {
   DriveTiming t;
   t.read_latency_s = drive.read_latency_us * 1e-6;
   t.write_latency_s = drive.write_latency_us * 1e-6;
+  if (drive.kind == models::DriveKind::kHdd) {
+    const double read_iops = drive.read_kiops * 1e3;
+    const double write_iops = drive.write_kiops * 1e3;
+    HeadTiming& h = t.head;
+    h.rated_queue_depth = drive.queue_depth;
+    h.read_bytes_per_s = drive.read_gbytes_per_s * 1e9;
+    h.write_bytes_per_s = drive.write_gbytes_per_s * 1e9;
+    GRANARY_CHECK(h.rated_queue_depth >= 2 && read_iops > 0 && write_iops > 0 &&
+                  h.read_bytes_per_s > 0 && h.write_bytes_per_s > 0);
+    h.read_positioning_qd1_s = t.read_latency_s - kRatedOpBytes / h.read_bytes_per_s;
+    h.read_positioning_rated_s = 1 / read_iops - kRatedOpBytes / h.read_bytes_per_s;
+    h.write_positioning_qd1_s = t.write_latency_s - kRatedOpBytes / h.write_bytes_per_s;
+    h.write_positioning_rated_s = 1 / write_iops - kRatedOpBytes / h.write_bytes_per_s;
+    GRANARY_CHECK(h.read_positioning_rated_s > 0 &&
+                  h.read_positioning_qd1_s >= h.read_positioning_rated_s &&
+                  h.write_positioning_rated_s > 0 &&
+                  h.write_positioning_qd1_s >= h.write_positioning_rated_s);
+    t.hard_disk = true;
+    t.units = 1;
+    t.read_hold_s = 1 / read_iops;
+    t.write_hold_s = 1 / write_iops;
+    return t;
+  }
   if (drive.read_kiops > 0 && drive.write_kiops > 0) {
     const double read_iops = drive.read_kiops * 1e3;
     const double write_iops = drive.write_kiops * 1e3;
@@ -19,12 +57,24 @@ DriveTiming DriveTiming::from_profile(const models::DriveProfile& drive) {
   return t;
 }
 
-DriveQueue::DriveQueue(DriveTiming timing) : timing_(timing) {
-  for (int i = 0; i < timing_.units; ++i) free_at_.push(0.0);
+DriveTiming DriveTiming::sliced(double s) const {
+  GRANARY_CHECK(s > 0 && s <= 1);
+  DriveTiming t = *this;
+  t.share = share * s;
+  t.read_hold_s /= s;
+  t.write_hold_s /= s;
+  return t;
 }
 
-double DriveQueue::admit(double now_s, bool write) {
+DriveQueue::DriveQueue(DriveTiming timing) : timing_(timing) {
+  if (!timing_.hard_disk) {
+    for (int i = 0; i < timing_.units; ++i) free_at_.push(0.0);
+  }
+}
+
+double DriveQueue::admit(double now_s, bool write, uint64_t bytes) {
   ++operations_;
+  if (timing_.hard_disk) return admit_head(now_s, write, bytes);
   const double latency = (write ? timing_.write_latency_s : timing_.read_latency_s) * slowdown_;
   if (timing_.units == 0) return now_s + latency;
   const double start = std::max(now_s, free_at_.top());
@@ -32,6 +82,23 @@ double DriveQueue::admit(double now_s, bool write) {
   free_at_.push(start + (write ? timing_.write_hold_s : timing_.read_hold_s) * slowdown_);
   queued_s_ += start - now_s;
   return start + latency;
+}
+
+double DriveQueue::admit_head(double now_s, bool write, uint64_t bytes) {
+  while (!head_done_at_.empty() && head_done_at_.front() <= now_s) head_done_at_.pop_front();
+  // The operations at the drive, this one included; a slice's drive stands for the full
+  // cluster's, which has 1 / share as many.
+  const double q = static_cast<double>(head_done_at_.size() + 1) / timing_.share;
+  queue_depth_sum_ += q;
+  const HeadTiming& h = timing_.head;
+  const double scale = slowdown_ / timing_.share;
+  const double positioning = h.positioning_s(q, write) * scale;
+  const double transfer =
+      static_cast<double>(bytes) / (write ? h.write_bytes_per_s : h.read_bytes_per_s) * scale;
+  const double start = head_done_at_.empty() ? now_s : std::max(now_s, head_done_at_.back());
+  head_done_at_.push_back(start + positioning + transfer);
+  queued_s_ += start - now_s;
+  return start + positioning;
 }
 
 }  // namespace granary::sim

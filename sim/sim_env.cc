@@ -85,21 +85,23 @@ class SimEnv::SimDevice final : public Device {
   DriveQueue* queue() const { return queue_.get(); }
   // Waits for the drive's access to an operation (nothing without a drive model); the time the
   // data is ready.
-  double access(bool write) {
+  double access(bool write, uint64_t bytes) {
     if (!queue_) return 0;
-    const double ready = queue_->admit(sg4::Engine::get_clock(), write);
+    const double ready = queue_->admit(sg4::Engine::get_clock(), write, bytes);
     sg4::this_actor::sleep_until(ready);
     return ready;
   }
   // As access() for an operation a courier carries out later: only the ready time.
-  double admit_read() { return queue_ ? queue_->admit(sg4::Engine::get_clock(), false) : 0; }
+  double admit_read(uint64_t bytes) {
+    return queue_ ? queue_->admit(sg4::Engine::get_clock(), false, bytes) : 0;
+  }
 
   Result<Payload> read(uint64_t offset, uint64_t length) override {
     if (offset > capacity_ || length > capacity_ - offset) {
       return Status::invalid_argument("read beyond the end of device " + std::to_string(id_));
     }
     try {
-      access(false);
+      access(false, length);
       sg4::Comm::sendto(drive_host_, server_host_, length);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
@@ -112,7 +114,7 @@ class SimEnv::SimDevice final : public Device {
       return Status::invalid_argument("write beyond the end of device " + std::to_string(id_));
     }
     try {
-      access(true);
+      access(true, data.size_bytes);
       sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
@@ -211,7 +213,7 @@ void SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length, 
     a->daemonize();
   }
   const uint64_t bytes = message.wire_bytes();
-  const double ready = static_cast<SimDevice&>(device).admit_read();
+  const double ready = static_cast<SimDevice&>(device).admit_read(length);
   c.jobs.push_back(
       {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes, ready});
   c.pending->release();
@@ -223,8 +225,8 @@ void SimEnv::courier_loop(DeviceId id) {
     c.pending->acquire();
     CourierJob job = c.jobs.front();
     c.jobs.pop_front();
-    // Reads are admitted in time order and share one latency, so their ready times never
-    // decrease: waiting for each in turn delays none behind another.
+    // Reads are admitted in time order and their ready times never decrease (drive_model.h):
+    // waiting for each in turn delays none behind another.
     if (job.ready_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(job.ready_s);
     // Sent from the drive's host: the transfer's route starts with the drive link.
     job.to->put_init(job.message, job.bytes)->detach(delete_message);

@@ -48,8 +48,12 @@ nlohmann::json block_cluster(int nodes, int servers, int drives, const std::stri
 }
 
 TEST(BlockSim, HardDisksSaturateAtTheirRatedIops) {
-  // 2 nodes x queue depth 64 of 4 KiB random reads against 4 hard disks (168 IOPS each): the
-  // drives are the bottleneck, so the run delivers 4 x 168 = 672 reads/s.
+  // 2 nodes x queue depth 64 of 4 KiB random reads against 4 hard disks (168 IOPS each at
+  // queue depth 16 and beyond): the drives are the bottleneck, so the run delivers at most
+  // 4 x 168 = 672 reads/s. A little less: the I/Os land on the disks at random, so one disk
+  // holds more than its quarter while another's queue, 32 on average, wanders below 16, where
+  // it positions slower (sim/drive_model.h): 613.5 reads/s (625.8 with the command-unit model,
+  // whose holds did not depend on the queue).
   const nlohmann::json w = {{"type", "block"},      {"volume", {{"size_gib", 16}}},
                             {"block_size_kib", 4},  {"queue_depth", 64},
                             {"read_fraction", 1.0}, {"duration_s", 4},
@@ -57,7 +61,8 @@ TEST(BlockSim, HardDisksSaturateAtTheirRatedIops) {
   const BlockRun r = run(block_cluster(2, 1, 4, "seagate-exos-x20-20tb", w));
   ASSERT_FALSE(r.report.is_discarded());
   const auto& s = r.report["summary"];
-  EXPECT_NEAR(s["read_iops"].get<double>(), 672, 672 * 0.08) << s.dump();
+  EXPECT_LE(s["read_iops"].get<double>(), 672 * 1.001) << s.dump();
+  EXPECT_GE(s["read_iops"].get<double>(), 672 * 0.88) << s.dump();
   EXPECT_EQ(r.report["bounds"]["iops_bottleneck"], "drive IOPS");
   EXPECT_NEAR(r.report["bounds"]["iops"].get<double>(), 672, 1);
   // Little's law: 128 I/Os in flight, so the mean latency is 128 / IOPS, mostly queueing

@@ -405,6 +405,41 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "cluster.storage.drive.read_latency_us: expected a number > 0 and <= 1000000, found 0"},
       {[](json& j) { j["cluster"]["storage"]["drive"]["kind"] = "tape"; },
        "cluster.storage.drive.kind: expected 'nvme' or 'sata-ssd' or 'hdd', found \"tape\""},
+      // A hard disk's positioning curve needs two points and must not rise with the queue.
+      {[](json& j) {
+         j["cluster"]["storage"]["drive"]["profile"] = "seagate-exos-x20-20tb";
+         j["cluster"]["storage"]["drive"]["queue_depth"] = 1;
+       },
+       "cluster.storage.drive.queue_depth: expected at least 2 for an hdd (its IOPS figures hold "
+       "at a deeper queue than read_latency_us's queue depth 1), found 1"},
+      {[](json& j) {
+         j["cluster"]["storage"]["drive"]["profile"] = "seagate-exos-x20-20tb";
+         j["cluster"]["storage"]["drive"]["read_latency_us"] = 4160;
+       },
+       "cluster.storage.drive.read_latency_us: expected at least 1 / read_kiops = "
+       "5952.38095238095 us for an hdd (a 4 KiB operation at queue depth 1 positions at least as "
+       "long as at queue_depth 16), found 4160"},
+      {[](json& j) {
+         j["cluster"]["storage"]["drive"]["profile"] = "seagate-exos-x20-20tb";
+         j["cluster"]["storage"]["drive"]["read_kiops"] = 100;
+       },
+       "cluster.storage.drive.read_kiops: expected fewer 4 KiB operations per second than an "
+       "hdd's read_gbytes_per_s alone allows (69.580078125 thousand), found 100"},
+      {[](json& j) {
+         j["cluster"]["storage"]["drive"]["profile"] = "seagate-exos-x20-20tb";
+         j["cluster"]["storage"]["drive"]["write_latency_us"] = 1000;
+       },
+       "cluster.storage.drive.write_latency_us: expected at least 1 / write_kiops = "
+       "1818.18181818182 us for an hdd (a 4 KiB operation at queue depth 1 positions at least as "
+       "long as at queue_depth 16), found 1000"},
+      {[](json& j) {
+         j["cluster"]["storage"]["drive"]["profile"] = "seagate-exos-x20-20tb";
+         j["storage"] = {{"design", "nfs"}};
+         j["simulation"] = {{"transfer_unit_mib", 16}};
+       },
+       "simulation.transfer_unit_mib: expected no transfer unit for reads from hdd drives (a "
+       "slice reads them in the design's own RPCs, since a disk positions once per request; the "
+       "unit applies to checkpoints), found 16 MiB"},
       {[](json& j) { j["cluster"]["storage"]["drive"]["count"] = 0; },
        "cluster.storage.drive.count: expected an integer in 1..1024, found 0"},
       {[](json& j) { j["cluster"]["clients"]["nic"]["gbps"] = 0; },

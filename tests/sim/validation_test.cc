@@ -7,6 +7,7 @@
 
 #include "models/scenario_json.h"
 #include "models/topology.h"
+#include "sim/drive_model.h"
 #include "sim/runner.h"
 
 namespace granary::sim {
@@ -315,6 +316,92 @@ TEST(SimValidation, ControllerBoundStormRunsAtTheServersInternalLimit) {
   EXPECT_EQ(b["cut"][0], "2 storage servers' internal limits x 3.00 GB/s = 6.00 GB/s");
   EXPECT_NEAR(bound, 6e9 / std::ldexp(1.0, 30), 1e-6);
   EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+}
+
+// HDD-bound read storms on an NFS filer head with 8 hard disks: every reader keeps 8 reads of
+// 1 MiB (rsize) in flight, and the head hands each read to the next free drive worker, so the
+// requests in flight spread evenly over the disks: every disk has q = readers x 8 / 8 queued
+// and the storm runs at the drives' own equation, drives x S / (t_pos(q) + S / B)
+// (sim/drive_model.h), far below the network (100 Gb/s client NICs, a 200 Gb/s head).
+struct HddStorm {
+  int nodes = 12;
+  int accelerators_per_node = 1;
+  std::string drive = R"({"profile": "seagate-exos-x20-20tb", "count": 8})";
+  std::string fidelity = "request";
+  int representative_nodes = 4;
+};
+
+std::string hdd_storm(const HddStorm& h) {
+  return R"({
+    "granary": 1, "name": "hdd", "seed": 11,
+    "cluster": {
+      "clients": {"count": )" +
+         std::to_string(h.nodes) + R"(, "accelerator": "a100", "accelerators_per_node": )" +
+         std::to_string(h.accelerators_per_node) + R"(,
+                  "nic": {"profile": "connectx6-100g"}},
+      "storage": {"count": 1, "drive": )" +
+         h.drive + R"(, "nic": {"profile": "connectx6-200g", "count": 1}},
+      "fabric": {"hosts_per_leaf": 16, "uplinks_per_leaf": 0}},
+    "storage": {"design": "nfs", "protocol": "nfs-rdma",
+                "nfs": {"rsize_kib": 1024, "inflight_rpcs": 8}},
+    "workloads": [{"name": "hdd", "type": "training_read",
+                   "sample_size_mib": {"mean": 64, "stddev": 0}, "samples_per_file": 1,
+                   "files": )" +
+         std::to_string(h.nodes * h.accelerators_per_node * 20) + R"(, "batch_size": 1,
+                   "read_threads": 1, "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": ")" +
+         h.fidelity + R"(", "representative_nodes": )" + std::to_string(h.representative_nodes) +
+         "}}";
+}
+
+void check_hdd_storm(const HddStorm& h, int slice_factor) {
+  const models::Scenario s = scenario_from(hdd_storm(h));
+  const DriveTiming t = DriveTiming::from_profile(s.cluster.storage.drive);
+  const double bytes = 1 << 20;
+  const double q = h.nodes * h.accelerators_per_node * 8.0 / 8;
+  const double closed_gibps =
+      8 * bytes / (t.head.positioning_s(q, false) + bytes / t.head.read_bytes_per_s) / (1 << 30);
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)["fidelity"]["slice_factor"].get<int>(), slice_factor) << (*r)["fidelity"].dump();
+  const double steady = (*r)["summary"]["read_gibps_steady"].get<double>();
+  std::printf(
+      "hdd-bound storm (%s, slice 1/%d): steady %.4f GiB/s, closed form 8 x 1 MiB / (t_pos(%g) "
+      "+ 1 MiB / B) = %.4f GiB/s (t_pos = %.3f ms), ratio %.4f; bottleneck %s\n",
+      h.fidelity.c_str(), slice_factor, steady, q, closed_gibps,
+      t.head.positioning_s(q, false) * 1e3, steady / closed_gibps,
+      (*r)["bounds"]["bottleneck"].get<std::string>().c_str());
+  EXPECT_NEAR(steady / closed_gibps, 1.0, 0.03);
+  // The drives are the bottleneck, not the network.
+  EXPECT_NE((*r)["bounds"]["bottleneck"].get<std::string>().find("drives"), std::string::npos);
+  EXPECT_LT((*r)["utilization"]["storage_nic"]["mean"].get<double>(), 0.2);
+}
+
+// The catalog's Exos X20 at q = 12: on the interpolated part of its positioning curve (QD1
+// 12.4 ms, rated QD16).
+TEST(SimValidation, HddBoundStormFollowsTheDrivesEquation) { check_hdd_storm({}, 1); }
+
+// A slice of 36 readers (9 nodes x 4) against disks rated at a deeper queue (the Exos with 250
+// IOPS at QD64: t_pos 12.4 ms at QD1, 4.0 ms at QD64), so that the full cluster's q = 36 lies
+// on the interpolated curve: in the slice (k = 3) each disk holds 12 requests at a third of
+// its speed and must position as at 36 (at 12 the answer would be 11% lower).
+HddStorm deep_queue_storm(const std::string& fidelity) {
+  HddStorm h;
+  h.nodes = 9;
+  h.accelerators_per_node = 4;
+  h.drive = R"({"profile": "seagate-exos-x20-20tb", "count": 8, "read_kiops": 0.25,
+                "queue_depth": 64})";
+  h.fidelity = fidelity;
+  h.representative_nodes = 3;
+  return h;
+}
+
+TEST(SimValidation, HddBoundStormAtDepthFollowsTheDrivesEquation) {
+  check_hdd_storm(deep_queue_storm("request"), 1);
+}
+
+TEST(SimValidation, HddBoundStormInASliceFollowsTheDrivesEquation) {
+  check_hdd_storm(deep_queue_storm("slice"), 3);
 }
 
 }  // namespace
