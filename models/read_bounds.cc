@@ -29,7 +29,8 @@ std::string mib(double bytes) { return num(bytes / (1 << 20)) + " MiB"; }
 }  // namespace
 
 ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topology& topology,
-                       int client_cores, const PlacementLoad* placement) {
+                       int client_cores, const PlacementLoad* placement,
+                       const std::function<double(double)>& hdd_positioning_s) {
   ReadBounds b;
   const double eff = s.storage.protocol.efficiency;
   b.efficiency = eff;
@@ -98,6 +99,35 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
     b.ceilings.push_back({"data path", b.data_path.bytes_per_s, b.data_path.bytes_per_s / file,
                           cut});
   }
+  // Hard disks: one operation at a time, positioning then transfer, at the queue depth the
+  // readers keep (docs/models.md, "Drives").
+  const bool hdd = c.storage.drive.kind == DriveKind::kHdd && hdd_positioning_s;
+  double drive_bytes_per_s = c.storage.drive.read_gbytes_per_s * 1e9;  // what one drive serves
+  if (hdd) {
+    double window = 1;
+    switch (s.storage.design) {
+      case StorageDesign::kRados:
+        window = s.storage.rados.inflight_objects;
+        break;
+      case StorageDesign::kPfs:
+        window = s.storage.pfs.inflight_rpcs;
+        break;
+      case StorageDesign::kNfs:
+        window = s.storage.nfs.inflight_rpcs;
+        break;
+    }
+    const double readers = static_cast<double>(c.clients.count) * c.clients.accelerators_per_node *
+                           w.read_threads;
+    const double q = std::max(1.0, readers * std::min(window, requests) / drives);
+    const double op = file / drive_ops;  // bytes per drive operation
+    const double media = c.storage.drive.read_gbytes_per_s * 1e9;
+    const double per_op_s = hdd_positioning_s(q) + op / media;
+    drive_bytes_per_s = op / per_op_s;
+    add("hard disks", drives / per_op_s / drive_ops,
+        num(drives) + " disks x " + mib(op) + " / (" + num(hdd_positioning_s(q) * 1e3) +
+            " ms positioning at queue depth " + num(q) + " + " + num(op / media * 1e3) +
+            " ms transfer) = " + num(drives * op / per_op_s / 1e9) + " GB/s");
+  }
   // Drives and storage servers as placed: the busiest one's capacity over its share.
   if (placement != nullptr && !placement->drive_bytes.empty()) {
     const auto& bytes = placement->drive_bytes;
@@ -108,7 +138,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       const size_t hot = static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) -
                                              bytes.begin());
       const double share = bytes[hot] / total;
-      const double bw = c.storage.drive.read_gbytes_per_s * 1e9;
+      const double bw = drive_bytes_per_s;
       const double repeat = placement->repeat;
       add("drives as placed", repeat * bw / share / file,
           "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +

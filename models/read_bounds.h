@@ -24,6 +24,7 @@
 // Pure function; thread-safe.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,14 @@ struct PlacementLoad {
 // are also given as placed: a storm that reads every file alike loads each drive with its share
 // of the bytes, so the busiest drive (server) saturates first and sets the rate —
 // capacity / busiest share — below the max-flow's even spread.
+//
+// Hard disks (`hdd_positioning_s`, the drive model's positioning time at a queue depth): a
+// disk serves an operation of S bytes in t_pos(q) + S / B, one at a time, so the drives'
+// ceiling is drives x S / (t_pos(q) + S / B) at the queue depth q = the requests the readers
+// keep in flight per disk (read threads x requests in flight per file, over the disks); as
+// placed, the busiest disk's share sets it.
 ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topology& topology,
-                       int client_cores, const PlacementLoad* placement = nullptr);
+                       int client_cores, const PlacementLoad* placement = nullptr,
+                       const std::function<double(double)>& hdd_positioning_s = {});
 
 }  // namespace granary::models

@@ -2076,8 +2076,13 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
                                         {"threshold", w.au_threshold},
                                         {"meets_threshold", au_mean >= w.au_threshold}};
   report["summary"] = summary;
-  report["bounds"] = read_bounds_json(
-      models::read_bounds(in, work, *real_topology, default_platform.client_cores, &load));
+  const DriveTiming full_drive = DriveTiming::from_profile(in.cluster.storage.drive);
+  std::function<double(double)> hdd_positioning;
+  if (full_drive.hard_disk) {
+    hdd_positioning = [&](double q) { return full_drive.head.positioning_s(q, /*write=*/false); };
+  }
+  report["bounds"] = read_bounds_json(models::read_bounds(
+      in, work, *real_topology, default_platform.client_cores, &load, hdd_positioning));
   report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
                                   {"count", file_latency.count()},
                                   {"mean", round_to(file_latency.mean() * 1e3, 6)},
