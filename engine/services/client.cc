@@ -28,7 +28,8 @@ StorageClient::StorageClient(Env& env, HostId host, StorageBackend backend,
       options_(std::move(options)),
       mu_(env),
       placement_mu_(env) {
-  GRANARY_CHECK(!options_.name.empty() && options_.cpu_s_per_op >= 0);
+  GRANARY_CHECK(!options_.name.empty() && options_.cpu_s_per_op >= 0 &&
+                options_.cpu_s_per_byte >= 0);
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) GRANARY_CHECK(r->placement != nullptr);
   if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
     GRANARY_CHECK(p->layouts != nullptr && p->max_request_bytes > 0);
@@ -153,7 +154,8 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
       request.ec = rados->ec;
       request.shards = read.group;
     }
-    env_.compute_s(options_.cpu_s_per_op);
+    env_.compute_s(options_.cpu_s_per_op +
+                   static_cast<double>(read.length_bytes) * options_.cpu_s_per_byte);
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id,
                     Pending{index, request.sent_at_s, target_epoch, read.endpoint});
@@ -397,7 +399,8 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
         if (!target.group[i].empty()) request.replicas.push_back(target.group[i]);
       }
     }
-    env_.compute_s(options_.cpu_s_per_op);
+    env_.compute_s(options_.cpu_s_per_op +
+                   static_cast<double>(target.length_bytes) * options_.cpu_s_per_byte);
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id, Pending{index, request.sent_at_s, epoch_now(), interval,
                                                 true, target.endpoint});

@@ -14,7 +14,8 @@
 //    at once to the OSTs ("ost.<index>").
 //  - nfs: requests of rsize_bytes to the file's head, with at most window_requests in flight
 //    (a sliding window: each reply lets the next request go).
-// Each request costs cpu_s_per_op of the client host's CPU (Env::compute_s) before it is sent.
+// Each request costs cpu_s_per_op, and each data request cpu_s_per_byte per byte it moves, of
+// the client host's CPU (Env::compute_s) before it is sent.
 // A failed reply makes the read fail with the server's message (kNotFound -> not_found,
 // kOutOfRange and kInvalid -> invalid_argument, otherwise io_error); after the first failure
 // no new request is sent, and the ones in flight are drained before returning. A reply
@@ -87,6 +88,9 @@ using StorageBackend = std::variant<RadosBackend, PfsBackend, NfsBackend>;
 struct StorageClientOptions {
   std::string name = "client";  // unique in the world: the prefix of the reply endpoints
   double cpu_s_per_op = 0;      // client CPU per request (a protocol's client_cpu_us_per_op)
+  // Client CPU per data byte a request moves (a protocol's cpu_us_per_mib: copies, checksums;
+  // 0 when the data lands in place, zero_copy).
+  double cpu_s_per_byte = 0;
 };
 
 struct FileRead {

@@ -13,6 +13,17 @@
 namespace granary::sim {
 namespace {
 
+// A full-epoch storm's epoch read rate over its binding ceiling, printed with the ceiling.
+double epoch_over_bound(const char* label, const nlohmann::json& r) {
+  const auto& b = r["bounds"];
+  const double epoch = r["summary"]["read_gibps_epoch"].get<double>();
+  const double bound = b["read_bound_gibps"].get<double>();
+  std::printf("%s: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n", label, epoch, bound,
+              b["binding"].get<std::string>().c_str(), b["bottleneck"].get<std::string>().c_str(),
+              epoch / bound);
+  return epoch / bound;
+}
+
 models::Scenario scenario_from(const std::string& json) {
   auto s = models::parse_scenario(json, "test.json");
   EXPECT_TRUE(s.ok()) << s.status().to_string();
@@ -207,11 +218,7 @@ TEST(SimValidation, IopsBoundStormRunsAtTheDrivesRatedIops) {
   auto r = run_scenario(s, {});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const auto& b = (*r)["bounds"];
-  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
-  const double bound = b["read_bound_gibps"].get<double>();
-  std::printf("IOPS-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
-              epoch, bound, b["binding"].get<std::string>().c_str(),
-              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  const double ratio = epoch_over_bound("IOPS-bound storm", *r);
   // CRUSH gives the drives unequal shares of the files: the busiest drive, at its rated IOPS,
   // sets the rate; with even shares it would be 16,000 files per second.
   EXPECT_EQ(b["binding"], "drive IOPS as placed");
@@ -223,7 +230,7 @@ TEST(SimValidation, IopsBoundStormRunsAtTheDrivesRatedIops) {
     }
   }
   EXPECT_TRUE(even_listed);
-  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+  EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // Drive bandwidth: large files from 8 drives reading 1 GB/s each, behind 200 Gb/s NICs: the
@@ -246,16 +253,12 @@ TEST(SimValidation, DriveBoundStormRunsAtTheDrivesBandwidth) {
   auto r = run_scenario(s, {});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const auto& b = (*r)["bounds"];
-  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
-  const double bound = b["read_bound_gibps"].get<double>();
-  std::printf("drive-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
-              epoch, bound, b["binding"].get<std::string>().c_str(),
-              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  const double ratio = epoch_over_bound("drive-bound storm", *r);
   // The max-flow's cut is the drives (an even spread); CRUSH's placement loads the busiest
   // drive more, and it sets the rate.
   EXPECT_EQ(b["binding"], "drives as placed");
   EXPECT_EQ(b["cut"][0], "8 drives x 1.00 GB/s = 8.00 GB/s");
-  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+  EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // One NFS mount per client delivering at most 2 GB/s (one TCP connection): two clients read
@@ -277,15 +280,11 @@ TEST(SimValidation, MountBoundNfsStormRunsAtTheMountsRate) {
   auto r = run_scenario(s, {});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const auto& b = (*r)["bounds"];
-  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
-  const double bound = b["read_bound_gibps"].get<double>();
-  std::printf("mount-bound NFS storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
-              epoch, bound, b["binding"].get<std::string>().c_str(),
-              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  const double ratio = epoch_over_bound("mount-bound NFS storm", *r);
   EXPECT_EQ(b["binding"], "data path");
   EXPECT_EQ(b["bottleneck"], "2 client NFS mounts x 2.00 GB/s = 4.00 GB/s");
-  EXPECT_NEAR(bound, 4e9 / std::ldexp(1.0, 30), 1e-6);
-  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+  EXPECT_NEAR(b["read_bound_gibps"].get<double>(), 4e9 / std::ldexp(1.0, 30), 1e-6);
+  EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // Two appliances whose controllers move 3 GB/s each, below their 25 GB/s NICs and 4 drives:
@@ -308,14 +307,10 @@ TEST(SimValidation, ControllerBoundStormRunsAtTheServersInternalLimit) {
   auto r = run_scenario(s, {});
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   const auto& b = (*r)["bounds"];
-  const double epoch = (*r)["summary"]["read_gibps_epoch"].get<double>();
-  const double bound = b["read_bound_gibps"].get<double>();
-  std::printf("controller-bound storm: epoch %.4f GiB/s, bound %.4f GiB/s (%s: %s), ratio %.4f\n",
-              epoch, bound, b["binding"].get<std::string>().c_str(),
-              b["bottleneck"].get<std::string>().c_str(), epoch / bound);
+  const double ratio = epoch_over_bound("controller-bound storm", *r);
   EXPECT_EQ(b["cut"][0], "2 storage servers' internal limits x 3.00 GB/s = 6.00 GB/s");
-  EXPECT_NEAR(bound, 6e9 / std::ldexp(1.0, 30), 1e-6);
-  EXPECT_NEAR(epoch / bound, 1.0, 0.03);
+  EXPECT_NEAR(b["read_bound_gibps"].get<double>(), 6e9 / std::ldexp(1.0, 30), 1e-6);
+  EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // HDD-bound read storms on an NFS filer head with 8 hard disks: every reader keeps 8 reads of

@@ -118,7 +118,7 @@ TEST(StorageClient, PfsUnknownFileFailsAtTheMds) {
 
 // NFS: requests of rsize to the file's head; the window bounds the requests in flight.
 TEST(StorageClient, NfsReadsInWindowsFromTheFilesHead) {
-  auto latency = [](int window) {
+  auto latency = [](int window, double cpu_s_per_byte = 0) {
     test::HardwareSpec hw;
     hw.servers = 2;
     hw.device_latency_s = 0;
@@ -130,7 +130,7 @@ TEST(StorageClient, NfsReadsInWindowsFromTheFilesHead) {
     w.start_nfs_heads();
     StorageClient client(w.env, w.client_host,
                          NfsBackend{.heads = 2, .rsize_bytes = kMiB, .window_requests = window},
-                         {});
+                         {.cpu_s_per_byte = cpu_s_per_byte});
     w.env.spawn(w.client_host, "reader", [&] {
       for (const DatasetFile& f : dataset.files()) {
         Result<FileRead> r = client.read_file(f.path, f.size_bytes);
@@ -153,6 +153,10 @@ TEST(StorageClient, NfsReadsInWindowsFromTheFilesHead) {
   EXPECT_NEAR(one, 8 * (kMiB / 1e9 + 2 * 5e-6 + 256 / 25e9), 1e-9);
   // Window 8: the drive streams back to back; one round trip of latency overall.
   EXPECT_NEAR(eight, 8 * kMiB / 1e9 + 2 * 5e-6 + 8 * 256 / 25e9, 1e-6);
+  // A protocol that copies costs the client CPU per byte before each request goes: 100 us per
+  // MiB adds 8 x 0.1 ms to the window-1 read (the host's core runs at 1 s of work per second).
+  const double copying = latency(1, 100e-6 / kMiB);
+  EXPECT_NEAR(copying - one, 8 * 100e-6, 1e-9);
 }
 
 TEST(StorageClient, ConcurrentReadersShareOneClient) {
