@@ -208,8 +208,30 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
   return id;
 }
 
+void OsdService::op_thread(const std::string& object, uint64_t bytes,
+                           const std::string& reply_to) {
+  if (options_.op_queue == nullptr) {
+    env_.compute_s(options_.cpu_s_per_op);
+    return;
+  }
+  uint64_t key = 0;
+  if (options_.placement != nullptr) {
+    key = options_.placement->group_of(object);
+  } else {
+    key = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char ch : object) key = (key ^ ch) * 1099511628211ull;
+  }
+  OpItem item;
+  const bool sub_op = reply_to.rfind("osd.", 0) == 0;
+  item.op_class = sub_op ? OpClass::kImmediate : OpClass::kClient;
+  item.priority = kClientOpPriority;
+  item.cost = std::max<uint64_t>(bytes, 1);
+  item.owner = key;
+  options_.op_queue->run(key, item, [&] { env_.compute_s(options_.cpu_s_per_op); });
+}
+
 void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
-  env_.compute_s(options_.cpu_s_per_op);
+  op_thread(request.object, request.length, request.reply_to);
   ReadReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;
@@ -317,7 +339,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
 }
 
 void OsdService::handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own) {
-  env_.compute_s(options_.cpu_s_per_op);
+  op_thread(request.object, request.length, request.reply_to);
   WriteReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;

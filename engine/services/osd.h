@@ -45,6 +45,7 @@
 #include "engine/redundancy/erasure.h"
 #include "engine/services/env_mutex.h"
 #include "engine/services/object_store.h"
+#include "engine/services/op_queue.h"
 
 namespace granary::services {
 
@@ -92,6 +93,14 @@ struct OsdServiceOptions {
   // Only group_of and interval_of are called (const). Null: writes are never discarded.
   placement::Placement* placement = nullptr;
   double interval_check_s = 1.0;
+  // The OSD's op queue (op_queue.h; null: none). With one, each request's op-thread part (its
+  // cpu_s_per_op) waits on the shard of its placement group (its name's hash without a
+  // placement) for the scheduler and a free op thread, beside the OSD's recovery ops: a
+  // client's read or write as class client, priority osd_client_op_priority 63, cost its
+  // bytes; a sub-op from another OSD (a replica or shard write or read, whose reply goes to an
+  // "osd." endpoint) as class immediate, priority 63 (Ceph schedules only client ops, not
+  // MOSDRepOp, by mClock). Must outlive the service.
+  OsdOpQueue* op_queue = nullptr;
 };
 
 struct OsdStats {
@@ -134,6 +143,8 @@ class OsdService {
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
+  // The request's op-thread part: cpu_s_per_op, through the op queue when there is one.
+  void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
   // The device ranges of [offset, offset + length) of `object`.
   Result<std::vector<DeviceExtent>> device_extents(const std::string& object, uint64_t offset,
                                                    uint64_t length);
