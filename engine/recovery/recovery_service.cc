@@ -282,7 +282,16 @@ Status RecoveryService::queued_chunks(size_t index, Lanes& lanes, uint64_t first
   item.cost = options_.recovery_item_cost_bytes > 0 ? options_.recovery_item_cost_bytes : bytes;
   item.owner = op.pg;
   Status read;
+  // The PG's turn first (one PGRecovery item of it queued at a time), then a push slot of the
+  // driver (osd_recovery_max_active): a PG waiting for its turn holds no slot, as Ceph
+  // reserves pushes only for the PG it queues.
   lanes.turn->acquire();
+  Semaphore& active = *active_slots_[static_cast<size_t>(driver)];
+  active.acquire();
+  struct Release {
+    Semaphore& s;
+    ~Release() { s.release(); }
+  } release_active{active};
   q->run(op.pg, item, [&] {
     env_.compute_s(options_.cpu_s_per_op);
     if (op.sources.size() != 1) return;  // an erasure rebuild gathers after (asynchronous)
@@ -356,9 +365,7 @@ void RecoveryService::run_lane(size_t index, Lanes& lanes, int lane) {
                                    lanes.chunks - first);
         lanes.next += count;
       }
-      active_slots_[static_cast<size_t>(driver)]->acquire();
       const Status s = queued_chunks(index, lanes, first, count, reply);
-      active_slots_[static_cast<size_t>(driver)]->release();
       if (!s.ok()) {
         std::lock_guard<services::EnvMutex> lock(mu_);
         ++stats_.chunk_errors;
