@@ -78,7 +78,8 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
       options_(std::move(options)),
       endpoint_(env.endpoint(host, options_.endpoint_name)),
       mu_(env),
-      store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_) {
+      store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_),
+      pending_sem_(env.make_semaphore(0)) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.worker_tasks >= 1);
   GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.ec_cpu_s_per_byte >= 0);
@@ -110,6 +111,31 @@ void OsdService::serve(int worker) {
       return;
     }
     if (!available()) continue;  // crashed: the request is lost
+    if (options_.op_queue != nullptr && (std::holds_alternative<ReadRequest>(m->body) ||
+                                         std::holds_alternative<WriteRequest>(m->body))) {
+      // Ceph's op threads never wait for replicas: with an op queue (which bounds the
+      // requests in their op-thread part) the worker hands the request to a handler task, one
+      // more when none is idle, and goes back to the endpoint at once.
+      bool spawn = false;
+      int slot = 0;
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        pending_.push_back(std::make_shared<Message>(std::move(*m)));
+        if (idle_handlers_ > 0) {
+          --idle_handlers_;
+        } else {
+          spawn = true;
+          slot = handlers_++;
+        }
+      }
+      if (spawn) {
+        env_.spawn(
+            host_, options_.endpoint_name + ".h" + std::to_string(slot),
+            [this, slot] { run_handler(slot); }, TaskOptions{.daemon = true});
+      }
+      pending_sem_->release();
+      continue;
+    }
     if (const auto* r = std::get_if<ReadRequest>(&m->body)) {
       handle_read(*r, own);
     } else if (const auto* w = std::get_if<WriteRequest>(&m->body)) {
@@ -118,6 +144,29 @@ void OsdService::serve(int worker) {
       handle_commit(*c);
     }
     // Other messages are not for an object service; they are dropped.
+  }
+}
+
+void OsdService::run_handler(int slot) {
+  Endpoint& reply = env_.endpoint(host_, options_.endpoint_name + ".d" +
+                                             std::to_string(device_.id()) + ".h" +
+                                             std::to_string(slot));
+  for (;;) {
+    pending_sem_->acquire();
+    std::shared_ptr<Message> msg;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      GRANARY_CHECK(!pending_.empty());
+      msg = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    if (const auto* r = std::get_if<ReadRequest>(&msg->body)) {
+      handle_read(*r, reply);
+    } else if (const auto* w = std::get_if<WriteRequest>(&msg->body)) {
+      handle_write(*w, msg->payload, reply);
+    }
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++idle_handlers_;
   }
 }
 

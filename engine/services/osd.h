@@ -22,10 +22,13 @@
 // NFS head's export ("nfs.<head>"): only the endpoint name and the object names differ
 // (file_mapping.h).
 //
-// Concurrency: worker_tasks tasks receive from the one endpoint, so up to that many requests
-// are in progress at once (a primary's worker waits for its replicas or shards on its own
+// Concurrency: worker_tasks tasks receive from the one endpoint; without an op queue up to that
+// many requests are in progress at once (a primary's worker waits for its replicas or shards on its own
 // endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
-// models it. A worker that receives Shutdown passes it on to its endpoint (so every worker
+// models it. With an op queue, a worker hands each read or write to a handler task (one more is
+// started when none is idle) and takes the next at once (Ceph's op threads never wait for replicas; the queue's threads bound the
+// requests' op-thread part), so no number of requests in flight can tie up every worker. A
+// worker that receives Shutdown passes it on to its endpoint (so every worker
 // sees one) and stops.
 //
 // Thread-safety: the service's tasks share the counters (guarded by an EnvMutex) and the
@@ -35,6 +38,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -140,6 +144,8 @@ class OsdService {
   bool available() const;
 
  private:
+  // With an op queue: a handler task's loop over the requests the workers hand it.
+  void run_handler(int slot);
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
@@ -178,6 +184,10 @@ class OsdService {
   EnvMutex* store_mu_;           // guards writable_
   OsdStats stats_;               // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
+  // With an op queue: requests handed to the handler tasks (guarded by mu_), one token each.
+  std::deque<std::shared_ptr<Message>> pending_;
+  int handlers_ = 0, idle_handlers_ = 0;  // guarded by mu_
+  std::unique_ptr<Semaphore> pending_sem_;
   // Read for every request received: an atomic, not a lock (a lock is a simcall in SimGrid).
   std::atomic<bool> available_{true};
 };

@@ -60,6 +60,11 @@ TEST_P(PublishedCephRecovery, RateIsWithinTheToleranceOrOutsideForTheStatedReaso
   ASSERT_FALSE(s.is_discarded()) << name;
   nlohmann::json& rados = s["storage"]["rados"];
   nlohmann::json& rc = rados["recovery"];
+  if (c->contains("scenario_patch")) s.merge_patch((*c)["scenario_patch"]);
+  if (c->contains("files")) s["workloads"][0]["files"] = (*c)["files"];
+  if (c->contains("append_workloads")) {
+    for (const auto& w : (*c)["append_workloads"]) s["workloads"].push_back(w);
+  }
   rc.merge_patch((*c)["recovery"]);  // null removes a key
   // No calibrated cap: recovery follows from the configuration.
   ASSERT_FALSE(rc.contains("recovery_mib_per_s_per_osd")) << name;
@@ -80,6 +85,14 @@ TEST_P(PublishedCephRecovery, RateIsWithinTheToleranceOrOutsideForTheStatedReaso
   const nlohmann::json r = nlohmann::json::parse(testing::read_file(out), nullptr, false);
   ASSERT_FALSE(r.is_discarded());
   const nlohmann::json& rec = r["recovery"];
+  if (c->contains("append_workloads")) {
+    // The client ran beside recovery: its writes completed, at the study's latency scale.
+    ASSERT_TRUE(r.contains("block"));
+    EXPECT_GT(r["block"]["writes"].get<int64_t>(), 1000);
+    std::printf("%s: client writes %lld, mean latency %.2f ms\n", GetParam().c_str(),
+                static_cast<long long>(r["block"]["writes"].get<int64_t>()),
+                r["block"]["latency_us"]["write"]["mean"].get<double>() / 1000);
+  }
   ASSERT_EQ(rec["objects_lost"].get<int64_t>(), 0);
   ASSERT_EQ(rec["degraded_pgs_at_end"].get<int64_t>(), 0);
   const double seconds =
