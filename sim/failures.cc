@@ -107,8 +107,8 @@ void FailureDriver::start_on_task() {
   // A PGRecovery item's cost: osd_recovery_cost under WPQ and before the 2023 mClock rework
   // (allocations quincy-17.0.0-dev); its objects' bytes after it, where backfill that restores
   // no redundancy is best effort (ceph/ceph PR #49975).
-  const bool reef = rc.op_queue == models::RecoverySpec::OpQueue::kMclock &&
-                    rc.mclock_allocations == "reef";
+  const bool reef =
+      rc.op_queue == models::RecoverySpec::OpQueue::kMclock && rc.mclock_allocations == "reef";
   ro.recovery_item_cost_bytes = reef ? 0 : services::kOsdRecoveryCostBytes;
   ro.misplaced_is_best_effort = reef;
   ro.on_op_done = [this](const recovery::RecoveryOp& op, size_t, double) {

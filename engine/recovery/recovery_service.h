@@ -77,9 +77,9 @@ struct RecoveryOptions {
   // PGRecovery item of an op is queued at a time (the PG's lock), and each starts up to
   // recovery_max_single_start chunks (osd_recovery_max_single_start, 1).
   std::vector<services::OsdOpQueue*> op_queues{};
-  int recovery_max_single_start = 1;                   // >= 1
-  double cpu_s_per_op = 0;                             // op-thread CPU of each queued item
-  uint64_t recovery_item_cost_bytes = 0;               // 0: the chunks' bytes
+  int recovery_max_single_start = 1;      // >= 1
+  double cpu_s_per_op = 0;                // op-thread CPU of each queued item
+  uint64_t recovery_item_cost_bytes = 0;  // 0: the chunks' bytes
   services::OpClass recovery_class = services::OpClass::kBackgroundRecovery;
   // Ceph >= Reef: backfill that restores no redundancy (misplaced) is best effort.
   bool misplaced_is_best_effort = false;
@@ -139,8 +139,7 @@ class RecoveryService {
   void run_lane(size_t index, Lanes& lanes, int lane);
   Status copy_chunk(size_t index, uint64_t offset, uint64_t length, Endpoint& reply);
   // The chunks [first, first + count) of op `index` through the OSDs' op queues.
-  Status queued_chunks(size_t index, Lanes& lanes, uint64_t first, uint64_t count,
-                       Endpoint& reply);
+  Status queued_chunks(size_t index, Lanes& lanes, uint64_t first, uint64_t count, Endpoint& reply);
   services::OsdOpQueue* queue_of(int32_t osd) const;
   uint64_t device_offset(int32_t osd, uint64_t offset, uint64_t length);
   void pace(const RecoveryOp& op, uint64_t length);

@@ -37,9 +37,9 @@ struct OpQueueOptions {
 };
 
 struct OpQueueStats {
-  uint64_t ops[4] = {0, 0, 0, 0};     // served, by OpClass
-  double wait_s[4] = {0, 0, 0, 0};    // total time queued, by OpClass
-  double busy_s = 0;                  // thread time held
+  uint64_t ops[4] = {0, 0, 0, 0};   // served, by OpClass
+  double wait_s[4] = {0, 0, 0, 0};  // total time queued, by OpClass
+  double busy_s = 0;                // thread time held
 };
 
 class OsdOpQueue {

@@ -12,8 +12,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---- WPQ
 
-WpqScheduler::WpqScheduler(WpqOptions options, uint64_t seed)
-    : options_(options), random_(seed) {}
+WpqScheduler::WpqScheduler(WpqOptions options, uint64_t seed) : options_(options), random_(seed) {}
 
 const OpItem& WpqScheduler::SubQueue::head() const {
   auto it = owners.lower_bound(next);
@@ -118,8 +117,8 @@ std::string_view mclock_allocation_set_name(MclockAllocationSet set) {
 }
 
 std::optional<MclockProfile> parse_mclock_profile(std::string_view name) {
-  for (auto p : {MclockProfile::kHighClientOps, MclockProfile::kBalanced,
-                 MclockProfile::kHighRecoveryOps}) {
+  for (auto p :
+       {MclockProfile::kHighClientOps, MclockProfile::kBalanced, MclockProfile::kHighRecoveryOps}) {
     if (mclock_profile_name(p) == name) return p;
   }
   return std::nullopt;
@@ -168,8 +167,7 @@ double MclockOptions::scaled_cost(uint64_t item_cost) const {
 
 MclockScheduler::MclockScheduler(MclockOptions options) : options_(options) {
   const double cap = options_.capacity_per_shard();
-  const ClassQos* qos[3] = {&options_.allocations.client,
-                            &options_.allocations.background_recovery,
+  const ClassQos* qos[3] = {&options_.allocations.client, &options_.allocations.background_recovery,
                             &options_.allocations.background_best_effort};
   for (int c = 0; c < 3; ++c) {
     GRANARY_CHECK(qos[c]->reservation >= 0 && qos[c]->weight > 0 && qos[c]->limit >= 0);

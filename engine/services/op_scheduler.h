@@ -2,13 +2,13 @@
 // OSD schedulers do (ceph/ceph src/osd/scheduler/OpScheduler.h). Two are built:
 //
 //  - WpqScheduler: Ceph's WeightedPriorityQueue (src/common/WeightedPriorityQueue.h). It knows
-//    priorities only (an op's class does not matter). Ops of priority >= the cut-off (osd_op_queue_cut_off "high": 196) go to a strict queue, served
-//    first, highest priority first. The others are served by priority-weighted round robin: a
-//    priority p is drawn with probability p / (sum of the priorities queued), then a coin that
-//    favours cheap ops — the head of that priority passes when
-//    uniform(0, max_cost) <= max_cost - 0.9 * cost (max_cost: the largest cost queued so far),
-//    else a priority is drawn again. Within a priority, owners (Ceph's "klass": a client, a PG)
-//    take turns. Ceph draws with rand(); here the draws come from a seeded Random.
+//    priorities only (an op's class does not matter). Ops of priority >= the cut-off
+//    (osd_op_queue_cut_off "high": 196) go to a strict queue, served first, highest priority first.
+//    The others are served by priority-weighted round robin: a priority p is drawn with probability
+//    p / (sum of the priorities queued), then a coin that favours cheap ops — the head of that
+//    priority passes when uniform(0, max_cost) <= max_cost - 0.9 * cost (max_cost: the largest cost
+//    queued so far), else a priority is drawn again. Within a priority, owners (Ceph's "klass": a
+//    client, a PG) take turns. Ceph draws with rand(); here the draws come from a seeded Random.
 //
 //  - MclockScheduler: Ceph's mClockScheduler over the dmclock library (ceph/dmclock
 //    src/dmclock_server.h, PullPriorityQueue with AtLimit::Wait): each class (client, background
@@ -146,9 +146,9 @@ enum class MclockCostModel { kLegacyIops, kBandwidth };
 struct MclockOptions {
   MclockAllocations allocations{};
   MclockCostModel cost_model = MclockCostModel::kBandwidth;
-  int shards = 8;                       // osd_op_num_shards_[hdd|ssd]
-  double capacity_iops = 21500;         // osd_mclock_max_capacity_iops_[hdd|ssd]
-  double sequential_bytes_per_s = 0;    // osd_mclock_max_sequential_bandwidth_[hdd|ssd]
+  int shards = 8;                     // osd_op_num_shards_[hdd|ssd]
+  double capacity_iops = 21500;       // osd_mclock_max_capacity_iops_[hdd|ssd]
+  double sequential_bytes_per_s = 0;  // osd_mclock_max_sequential_bandwidth_[hdd|ssd]
   // kLegacyIops: the cost per I/O and per byte after Ceph's conversions (SSD: usec / 1000,
   // HDD: usec / 10^6; src/osd/scheduler/mClockScheduler.cc of 17.0.0).
   double legacy_cost_per_io = 0.05;

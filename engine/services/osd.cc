@@ -148,9 +148,9 @@ void OsdService::serve(int worker) {
 }
 
 void OsdService::run_handler(int slot) {
-  Endpoint& reply = env_.endpoint(host_, options_.endpoint_name + ".d" +
-                                             std::to_string(device_.id()) + ".h" +
-                                             std::to_string(slot));
+  Endpoint& reply =
+      env_.endpoint(host_, options_.endpoint_name + ".d" + std::to_string(device_.id()) + ".h" +
+                               std::to_string(slot));
   for (;;) {
     pending_sem_->acquire();
     std::shared_ptr<Message> msg;
@@ -257,8 +257,7 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
   return id;
 }
 
-void OsdService::op_thread(const std::string& object, uint64_t bytes,
-                           const std::string& reply_to) {
+void OsdService::op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to) {
   if (options_.op_queue == nullptr) {
     env_.compute_s(options_.cpu_s_per_op);
     return;

@@ -23,13 +23,13 @@
 // (file_mapping.h).
 //
 // Concurrency: worker_tasks tasks receive from the one endpoint; without an op queue up to that
-// many requests are in progress at once (a primary's worker waits for its replicas or shards on its own
-// endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
+// many requests are in progress at once (a primary's worker waits for its replicas or shards on its
+// own endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
 // models it. With an op queue, a worker hands each read or write to a handler task (one more is
-// started when none is idle) and takes the next at once (Ceph's op threads never wait for replicas; the queue's threads bound the
-// requests' op-thread part), so no number of requests in flight can tie up every worker. A
-// worker that receives Shutdown passes it on to its endpoint (so every worker
-// sees one) and stops.
+// started when none is idle) and takes the next at once (Ceph's op threads never wait for replicas;
+// the queue's threads bound the requests' op-thread part), so no number of requests in flight can
+// tie up every worker. A worker that receives Shutdown passes it on to its endpoint (so every
+// worker sees one) and stops.
 //
 // Thread-safety: the service's tasks share the counters (guarded by an EnvMutex) and the
 // writable index (guarded by options.store_mutex, or the service's own mutex); stats() may be

@@ -101,8 +101,8 @@ TEST_P(PublishedCephRecovery, RateIsWithinTheToleranceOrOutsideForTheStatedReaso
   const double granary = rec["bytes_moved"].get<double>() / seconds / (1 << 20);
   const double pub = (*c)["published_mib_per_s"].get<double>();
   const double ratio = granary / pub;
-  std::printf("%s: published %.1f MiB/s, Granary %.1f MiB/s, ratio %.2f\n", GetParam().c_str(),
-              pub, granary, ratio);
+  std::printf("%s: published %.1f MiB/s, Granary %.1f MiB/s, ratio %.2f\n", GetParam().c_str(), pub,
+              granary, ratio);
   const bool within = ratio >= 1 / tolerance && ratio <= tolerance;
   if (c->contains("outside_because")) {
     EXPECT_FALSE(within) << GetParam() << " is now within " << tolerance

@@ -267,10 +267,9 @@ TEST(RecoveryService, AnEmptyPlanIsDoneAtOnce) {
   EXPECT_EQ(service.stats().finished_at_s, 0.0);
 }
 
-
 // The OSDs' op queues, one per OSD of the world (8 shards x 2 threads, flash).
-std::vector<std::unique_ptr<services::OsdOpQueue>> queues_for(testing::MemoryEnv& env, int osds,
-                                                              const services::SchedulerOptions& so) {
+std::vector<std::unique_ptr<services::OsdOpQueue>> queues_for(
+    testing::MemoryEnv& env, int osds, const services::SchedulerOptions& so) {
   std::vector<std::unique_ptr<services::OsdOpQueue>> q;
   for (int osd = 0; osd < osds; ++osd) {
     services::OpQueueOptions o;

@@ -103,7 +103,8 @@ TEST(MclockAllocations, BothVersionsNamed) {
 // Served as fast as it is eligible, a backlogged class runs at its limit: cost / limit apart.
 TEST(MclockScheduler, LimitSpacesAClassOps) {
   auto o = MclockOptions::for_device(false, MclockCostModel::kLegacyIops);
-  o.allocations = mclock_allocations(MclockAllocationSet::kQuincyDev, MclockProfile::kHighClientOps);
+  o.allocations =
+      mclock_allocations(MclockAllocationSet::kQuincyDev, MclockProfile::kHighClientOps);
   MclockScheduler q(o);
   for (uint64_t i = 0; i < 50; ++i) {
     q.enqueue(item(i, OpClass::kBackgroundRecovery, kRecoveryPriority, kOsdRecoveryCostBytes));
@@ -183,8 +184,7 @@ TEST(OsdOpQueue, MclockLimitPacesRecoveryItems) {
   double last = 0;
   for (int i = 0; i < 20; ++i) {
     env.spawn(host, "rec" + std::to_string(i), [&] {
-      q.run(3, item(0, OpClass::kBackgroundRecovery, kRecoveryPriority, kOsdRecoveryCostBytes),
-            {});
+      q.run(3, item(0, OpClass::kBackgroundRecovery, kRecoveryPriority, kOsdRecoveryCostBytes), {});
       last = std::max(last, env.now_s());
     });
   }
