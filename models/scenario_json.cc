@@ -818,14 +818,13 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
   r.stored_bytes = o.number("stored_tib", {0, false, 1e6}, 0) * 1099511627776.0;
   if (o.has("recovery")) {
-    const Obj rc =
-        o.object("recovery", {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
-                              "max_backfills", "recovery_max_active", "recovery_sleep_s",
-                              "recovery_mib_per_s_per_osd", "drive_afr", "op_queue",
-                              "mclock_profile", "mclock_allocations", "op_shards",
-                              "op_threads_per_shard", "mclock_max_capacity_iops",
-                              "mclock_max_sequential_bandwidth_mib_per_s",
-                              "recovery_max_single_start"});
+    const Obj rc = o.object(
+        "recovery",
+        {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s", "max_backfills",
+         "recovery_max_active", "recovery_sleep_s", "recovery_mib_per_s_per_osd", "drive_afr",
+         "op_queue", "mclock_profile", "mclock_allocations", "op_shards", "op_threads_per_shard",
+         "mclock_max_capacity_iops", "mclock_max_sequential_bandwidth_mib_per_s",
+         "recovery_max_single_start"});
     RecoverySpec& v = r.recovery;
     v.heartbeat_interval_s =
         rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
@@ -847,17 +846,18 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
     const bool queued = v.op_queue != Q::kNone, mclock = v.op_queue == Q::kMclock;
     // Every key has an effect or is refused: the queue's keys need a queue, mClock's mClock.
     for (const char* k : {"op_shards", "op_threads_per_shard", "recovery_max_single_start"}) {
-      if (!queued && rc.has(k)) rc.fail(k, "applies only with op_queue 'wpq' or 'mclock_scheduler'");
+      if (!queued && rc.has(k))
+        rc.fail(k, "applies only with op_queue 'wpq' or 'mclock_scheduler'");
     }
     for (const char* k : {"mclock_profile", "mclock_allocations", "mclock_max_capacity_iops",
                           "mclock_max_sequential_bandwidth_mib_per_s"}) {
       if (!mclock && rc.has(k)) rc.fail(k, "applies only with op_queue 'mclock_scheduler'");
     }
-    v.mclock_profile = rc.choice<std::string>(
-        "mclock_profile",
-        {{"high_client_ops", "high_client_ops"}, {"balanced", "balanced"},
-         {"high_recovery_ops", "high_recovery_ops"}},
-        v.mclock_profile);
+    v.mclock_profile = rc.choice<std::string>("mclock_profile",
+                                              {{"high_client_ops", "high_client_ops"},
+                                               {"balanced", "balanced"},
+                                               {"high_recovery_ops", "high_recovery_ops"}},
+                                              v.mclock_profile);
     v.mclock_allocations = rc.choice<std::string>(
         "mclock_allocations", {{"reef", "reef"}, {"quincy-17.0.0-dev", "quincy-17.0.0-dev"}},
         v.mclock_allocations);

@@ -341,12 +341,13 @@ std::vector<std::unique_ptr<services::OsdOpQueue>> make_op_queues(SimEnv& env, c
     const auto profile = services::parse_mclock_profile(rc.mclock_profile);
     GRANARY_CHECK(set && profile);  // the scenario parser admits only these names
     qo.scheduler.kind = services::SchedulerKind::kMclock;
-    qo.scheduler.mclock = services::MclockOptions::for_device(
-        hdd, *set == services::MclockAllocationSet::kQuincyDev
-                 ? services::MclockCostModel::kLegacyIops
-                 : services::MclockCostModel::kBandwidth);
+    qo.scheduler.mclock =
+        services::MclockOptions::for_device(hdd, *set == services::MclockAllocationSet::kQuincyDev
+                                                     ? services::MclockCostModel::kLegacyIops
+                                                     : services::MclockCostModel::kBandwidth);
     qo.scheduler.mclock.allocations = services::mclock_allocations(*set, *profile);
-    if (rc.mclock_max_capacity_iops > 0) qo.scheduler.mclock.capacity_iops = rc.mclock_max_capacity_iops;
+    if (rc.mclock_max_capacity_iops > 0)
+      qo.scheduler.mclock.capacity_iops = rc.mclock_max_capacity_iops;
     if (rc.mclock_max_sequential_bytes_per_s > 0) {
       qo.scheduler.mclock.sequential_bytes_per_s = rc.mclock_max_sequential_bytes_per_s;
     }
@@ -354,8 +355,8 @@ std::vector<std::unique_ptr<services::OsdOpQueue>> make_op_queues(SimEnv& env, c
   Random seeds = env.random().fork();
   for (int d = 0; d < drives; ++d) {
     qo.name = services::osd_endpoint_name(d) + ".opq";
-    queues.push_back(std::make_unique<services::OsdOpQueue>(env, env.host_of_drive(d), qo,
-                                                            seeds.next_u64()));
+    queues.push_back(
+        std::make_unique<services::OsdOpQueue>(env, env.host_of_drive(d), qo, seeds.next_u64()));
   }
   return queues;
 }
