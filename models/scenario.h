@@ -78,6 +78,18 @@ struct RecoverySpec {
   int recovery_max_active = 3;              // osd_recovery_max_active
   double recovery_sleep_s = 0;              // osd_recovery_sleep_ssd
   double recovery_bytes_per_s_per_osd = 0;  // the recovery share of an OSD (0: no limit)
+  // The OSD op queue that client and recovery ops share (docs/models.md, "The OSD op queue"):
+  // kNone models none (recovery limited by the throttles above and the hardware only).
+  enum class OpQueue { kNone, kWpq, kMclock };
+  OpQueue op_queue = OpQueue::kNone;               // osd_op_queue: "wpq", "mclock_scheduler"
+  std::string mclock_profile = "high_client_ops";  // osd_mclock_profile
+  std::string mclock_allocations = "reef";         // which Ceph version's profile allocations
+  int op_shards = 0;                               // osd_op_num_shards (0: 8 for flash, 5 for HDD)
+  int op_threads_per_shard = 0;         // osd_op_num_threads_per_shard (0: 2 flash, 1 HDD)
+  double mclock_max_capacity_iops = 0;  // osd_mclock_max_capacity_iops (0: 21500 / 315)
+  // osd_mclock_max_sequential_bandwidth (0: 1200 / 150 MiB/s)
+  double mclock_max_sequential_bytes_per_s = 0;
+  int recovery_max_single_start = 1;  // osd_recovery_max_single_start
   // Annual failure rate of a drive, for the durability estimate from the measured recovery
   // (docs/models.md, "Durability"): 1% (the order of data-centre SSD fleets' AFR).
   double drive_afr = 0.01;
@@ -216,7 +228,7 @@ struct FailureEvent {
   double factor = 1;           // slow_drive, nic_degraded, link_degraded: > 1 is slower; 1 restores
   // link_*: the fabric link, by the names of its two ends (topology node names, as written).
   std::vector<std::string> link;
-  int cables = 1;  // link_down: how many of the link's parallel cables fail
+  int cables = 1;      // link_down: how many of the link's parallel cables fail
   int32_t entry = -1;  // the failures[] entry it came from (-1: made in code)
   // Drawn by the random_drive_failures entry failures[entry] from the run's seed `seed`
   // (models/random_failures.h), not written in the timeline.

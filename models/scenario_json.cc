@@ -853,10 +853,13 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
   r.stored_bytes = o.number("stored_tib", {0, false, 1e6}, 0) * 1099511627776.0;
   if (o.has("recovery")) {
-    const Obj rc =
-        o.object("recovery", {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
-                              "max_backfills", "recovery_max_active", "recovery_sleep_s",
-                              "recovery_mib_per_s_per_osd", "drive_afr"});
+    const Obj rc = o.object(
+        "recovery",
+        {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s", "max_backfills",
+         "recovery_max_active", "recovery_sleep_s", "recovery_mib_per_s_per_osd", "drive_afr",
+         "op_queue", "mclock_profile", "mclock_allocations", "op_shards", "op_threads_per_shard",
+         "mclock_max_capacity_iops", "mclock_max_sequential_bandwidth_mib_per_s",
+         "recovery_max_single_start"});
     RecoverySpec& v = r.recovery;
     v.heartbeat_interval_s =
         rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
@@ -871,6 +874,36 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
     v.recovery_bytes_per_s_per_osd =
         rc.limit_or_zero("recovery_mib_per_s_per_osd", 0.001, 1e7, 0) * kMiB;
     v.drive_afr = rc.number("drive_afr", {0, true, 1, true}, v.drive_afr);
+    using Q = RecoverySpec::OpQueue;
+    v.op_queue = rc.choice<Q>(
+        "op_queue", {{"none", Q::kNone}, {"wpq", Q::kWpq}, {"mclock_scheduler", Q::kMclock}},
+        v.op_queue);
+    const bool queued = v.op_queue != Q::kNone, mclock = v.op_queue == Q::kMclock;
+    // Every key has an effect or is refused: the queue's keys need a queue, mClock's mClock.
+    for (const char* k : {"op_shards", "op_threads_per_shard", "recovery_max_single_start"}) {
+      if (!queued && rc.has(k))
+        rc.fail(k, "applies only with op_queue 'wpq' or 'mclock_scheduler'");
+    }
+    for (const char* k : {"mclock_profile", "mclock_allocations", "mclock_max_capacity_iops",
+                          "mclock_max_sequential_bandwidth_mib_per_s"}) {
+      if (!mclock && rc.has(k)) rc.fail(k, "applies only with op_queue 'mclock_scheduler'");
+    }
+    v.mclock_profile = rc.choice<std::string>("mclock_profile",
+                                              {{"high_client_ops", "high_client_ops"},
+                                               {"balanced", "balanced"},
+                                               {"high_recovery_ops", "high_recovery_ops"}},
+                                              v.mclock_profile);
+    v.mclock_allocations = rc.choice<std::string>(
+        "mclock_allocations", {{"reef", "reef"}, {"quincy-17.0.0-dev", "quincy-17.0.0-dev"}},
+        v.mclock_allocations);
+    v.op_shards = rc.int32("op_shards", {1, 64}, v.op_shards);
+    v.op_threads_per_shard = rc.int32("op_threads_per_shard", {1, 64}, v.op_threads_per_shard);
+    v.mclock_max_capacity_iops =
+        rc.number("mclock_max_capacity_iops", {1, false, 1e8}, v.mclock_max_capacity_iops);
+    v.mclock_max_sequential_bytes_per_s =
+        rc.number("mclock_max_sequential_bandwidth_mib_per_s", {1, false, 1e7}, 0) * kMiB;
+    v.recovery_max_single_start =
+        rc.int32("recovery_max_single_start", {1, 128}, v.recovery_max_single_start);
   }
   if (!o.has("crush_map")) {
     if (o.has("crush_rule")) {

@@ -101,6 +101,16 @@ void FailureDriver::start_on_task() {
   ro.recovery_max_active = rc.recovery_max_active;
   ro.recovery_sleep_s = rc.recovery_sleep_s;
   ro.osd_recovery_bytes_per_s = rc.recovery_bytes_per_s_per_osd;
+  ro.op_queues = options_.op_queues;
+  ro.cpu_s_per_op = options_.op_cpu_s;
+  ro.recovery_max_single_start = rc.recovery_max_single_start;
+  // A PGRecovery item's cost: osd_recovery_cost under WPQ and before the 2023 mClock rework
+  // (allocations quincy-17.0.0-dev); its objects' bytes after it, where backfill that restores
+  // no redundancy is best effort (ceph/ceph PR #49975).
+  const bool reef =
+      rc.op_queue == models::RecoverySpec::OpQueue::kMclock && rc.mclock_allocations == "reef";
+  ro.recovery_item_cost_bytes = reef ? 0 : services::kOsdRecoveryCostBytes;
+  ro.misplaced_is_best_effort = reef;
   ro.on_op_done = [this](const recovery::RecoveryOp& op, size_t, double) {
     // The target holds the copy now: the written objects go with it, and the PG's clients
     // move to its up set if that was the last member missing (a new interval).

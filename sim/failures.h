@@ -78,6 +78,10 @@ class SwitchingPlacement final : public placement::Placement {
 struct FailureDriverOptions {
   std::vector<models::FailureEvent> events;
   models::RecoverySpec recovery;
+  // The OSDs' op queues ([osd]; empty: recovery.op_queue none) and the op-thread CPU of a
+  // recovery item (the protocol's server CPU per op).
+  std::vector<services::OsdOpQueue*> op_queues;
+  double op_cpu_s = 0;
   int drives_per_host = 1;
   HostId monitor_host = 0;
   std::vector<HostId> osd_hosts;  // [osd]

@@ -338,6 +338,8 @@ struct World {
   std::vector<std::unique_ptr<services::EnvMutex>> head_mutexes;         // nfs
   std::vector<std::unique_ptr<services::UnstableWrites>> head_unstable;  // nfs
   std::vector<std::unique_ptr<services::OsdService>> object_services;
+  // The OSDs' op queues (storage.rados.recovery.op_queue; empty: none), [drive].
+  std::vector<std::unique_ptr<services::OsdOpQueue>> op_queues;
   // Failure scenarios (rados): the clients read through the current map epoch's placement.
   std::unique_ptr<SwitchingPlacement> switching;
   std::atomic<uint32_t> map_epoch{1};
@@ -346,6 +348,43 @@ struct World {
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   std::vector<ClientNode> clients;
 };
+
+// The OSDs' op queues of storage.rados.recovery.op_queue (none: empty), one per drive, with
+// Ceph's defaults for the drive class (docs/models.md, "The OSD op queue").
+std::vector<std::unique_ptr<services::OsdOpQueue>> make_op_queues(SimEnv& env, const Scenario& s,
+                                                                  int drives) {
+  using Q = models::RecoverySpec::OpQueue;
+  const models::RecoverySpec& rc = s.storage.rados.recovery;
+  std::vector<std::unique_ptr<services::OsdOpQueue>> queues;
+  if (rc.op_queue == Q::kNone) return queues;
+  const bool hdd = s.cluster.storage.drive.kind == models::DriveKind::kHdd;
+  services::OpQueueOptions qo;
+  qo.shards = rc.op_shards > 0 ? rc.op_shards : hdd ? 5 : 8;
+  qo.threads_per_shard = rc.op_threads_per_shard > 0 ? rc.op_threads_per_shard : hdd ? 1 : 2;
+  if (rc.op_queue == Q::kMclock) {
+    const auto set = services::parse_mclock_allocation_set(rc.mclock_allocations);
+    const auto profile = services::parse_mclock_profile(rc.mclock_profile);
+    GRANARY_CHECK(set && profile);  // the scenario parser admits only these names
+    qo.scheduler.kind = services::SchedulerKind::kMclock;
+    qo.scheduler.mclock =
+        services::MclockOptions::for_device(hdd, *set == services::MclockAllocationSet::kQuincyDev
+                                                     ? services::MclockCostModel::kLegacyIops
+                                                     : services::MclockCostModel::kBandwidth);
+    qo.scheduler.mclock.allocations = services::mclock_allocations(*set, *profile);
+    if (rc.mclock_max_capacity_iops > 0)
+      qo.scheduler.mclock.capacity_iops = rc.mclock_max_capacity_iops;
+    if (rc.mclock_max_sequential_bytes_per_s > 0) {
+      qo.scheduler.mclock.sequential_bytes_per_s = rc.mclock_max_sequential_bytes_per_s;
+    }
+  }
+  Random seeds = env.random().fork();
+  for (int d = 0; d < drives; ++d) {
+    qo.name = services::osd_endpoint_name(d) + ".opq";
+    queues.push_back(
+        std::make_unique<services::OsdOpQueue>(env, env.host_of_drive(d), qo, seeds.next_u64()));
+  }
+  return queues;
+}
 
 // A mixed run's block volumes simulated: one per block node of the simulated clients (a slice
 // has 1/k of them, as of the other clients).
@@ -1470,9 +1509,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       world.union_index = std::make_unique<services::UnionObjectIndex>(
           std::vector<const services::ObjectIndex*>{world.index.get(), world.volume_index.get()});
     }
+    if (auto q = make_op_queues(env, s, drives); !q.empty()) world.op_queues = std::move(q);
     for (int d = 0; d < drives; ++d) {
       services::OsdServiceOptions o;
       o.endpoint_name = services::osd_endpoint_name(d);
+      if (!world.op_queues.empty()) o.op_queue = world.op_queues[d].get();
       o.cpu_s_per_op = server_cpu_s;
       o.ec_cpu_s_per_byte = ec_cpu_s_per_byte;
       // A primary's worker waits for its replicas or shards: writes and erasure-coded reads
@@ -1603,6 +1644,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     fo.recovery = s.storage.rados.recovery;
     // A slice's servers run at m/k of their capacity: so does their recovery share.
     fo.recovery.recovery_bytes_per_s_per_osd *= share;
+    for (auto& q : world.op_queues) fo.op_queues.push_back(q.get());
+    fo.op_cpu_s = s.storage.protocol.server_cpu_us_per_op * 1e-6;
     fo.drives_per_host = s.cluster.storage.drives_per_node;
     fo.monitor_host = env.host_of_drive(0);
     std::vector<services::OsdService*> osds;

@@ -16,6 +16,7 @@ struct RecoveryService::Lanes {
   uint64_t next = 0;  // guarded by the service's mu_
   Status error;       // guarded by the service's mu_
   std::unique_ptr<Semaphore> finished;
+  std::unique_ptr<Semaphore> turn;  // one PGRecovery item of the op queued at a time
 };
 
 RecoveryService::RecoveryService(Env& env, RecoveryOptions options)
@@ -26,6 +27,12 @@ RecoveryService::RecoveryService(Env& env, RecoveryOptions options)
   GRANARY_CHECK(options_.osd_recovery_bytes_per_s >= 0);
   GRANARY_CHECK(options_.chunk_bytes >= 1);
   GRANARY_CHECK(options_.daemon_workers >= 1);
+  GRANARY_CHECK(options_.recovery_max_single_start >= 1 && options_.cpu_s_per_op >= 0);
+}
+
+services::OsdOpQueue* RecoveryService::queue_of(int32_t osd) const {
+  if (osd < 0 || static_cast<size_t>(osd) >= options_.op_queues.size()) return nullptr;
+  return options_.op_queues[static_cast<size_t>(osd)];
 }
 
 DeviceId RecoveryService::device_of(int32_t osd) const {
@@ -79,6 +86,16 @@ void RecoveryService::serve_daemon(int32_t osd) {
       return;
     }
     if (const auto* push = std::get_if<RecoveryPush>(&m->body)) {
+      if (services::OsdOpQueue* q = queue_of(osd)) {
+        // MOSDPGPush: queued at osd_recovery_op_priority, cost its bytes; its op-thread CPU,
+        // then the write (BlueStore's, asynchronous to the op thread).
+        services::OpItem item;
+        item.op_class = services::OpClass::kImmediate;
+        item.priority = services::kRecoveryOpPriority;
+        item.cost = push->length;
+        item.owner = push->pg;
+        q->run(push->pg, item, [&] { env_.compute_s(options_.cpu_s_per_op); });
+      }
       const Status s = device.write(push->offset, m->payload);
       RecoveryPushReply reply;
       reply.op_id = push->op_id;
@@ -244,6 +261,92 @@ Status RecoveryService::copy_chunk(size_t index, uint64_t offset, uint64_t lengt
   return Status::ok_status();
 }
 
+Status RecoveryService::queued_chunks(size_t index, Lanes& lanes, uint64_t first, uint64_t count,
+                                      Endpoint& reply) {
+  const RecoveryOp& op = plan_.ops[index];
+  const int32_t driver = op.sources.front();
+  const HostId host = host_of(driver);
+  const uint64_t chunk = options_.chunk_bytes;
+  auto length_of = [&](uint64_t c) { return std::min(chunk, op.bytes_to_write - c * chunk); };
+  uint64_t bytes = 0;
+  for (uint64_t c = first; c < first + count; ++c) bytes += length_of(c);
+  services::OsdOpQueue* q = queue_of(driver);
+  GRANARY_CHECK(q != nullptr);
+  // The PGRecovery item: one per scheduling pass of the PG, starting `count` objects; a
+  // replica copy reads them from the driver's drive in the op thread.
+  services::OpItem item;
+  item.op_class = options_.misplaced_is_best_effort && !op.restores_redundancy
+                      ? services::OpClass::kBackgroundBestEffort
+                      : options_.recovery_class;
+  item.priority = services::kRecoveryPriority;
+  item.cost = options_.recovery_item_cost_bytes > 0 ? options_.recovery_item_cost_bytes : bytes;
+  item.owner = op.pg;
+  Status read;
+  // The PG's turn first (one PGRecovery item of it queued at a time), then a push slot of the
+  // driver (osd_recovery_max_active): a PG waiting for its turn holds no slot, as Ceph
+  // reserves pushes only for the PG it queues.
+  lanes.turn->acquire();
+  Semaphore& active = *active_slots_[static_cast<size_t>(driver)];
+  active.acquire();
+  struct Release {
+    Semaphore& s;
+    ~Release() { s.release(); }
+  } release_active{active};
+  q->run(op.pg, item, [&] {
+    env_.compute_s(options_.cpu_s_per_op);
+    if (op.sources.size() != 1) return;  // an erasure rebuild gathers after (asynchronous)
+    Device& device = env_.device(device_of(driver));
+    for (uint64_t c = first; c < first + count && read.ok(); ++c) {
+      auto r = device.read(device_offset(driver, c * chunk, length_of(c)), length_of(c));
+      if (!r.ok()) read = r.status();
+    }
+  });
+  lanes.turn->release();
+  if (!read.ok()) return read;
+  for (uint64_t c = first; c < first + count; ++c) {
+    const uint64_t offset = c * chunk, length = length_of(c);
+    pace(op, length);
+    Status s;
+    if (op.sources.size() == 1) {
+      RecoveryPush push;
+      push.op_id = index;
+      push.pg = op.pg;
+      push.shard = op.shard;
+      push.offset = device_offset(op.target, offset, length);
+      push.length = length;
+      push.reply_to = reply.name();
+      env_.send(host, recovery_endpoint_name(op.target),
+                Message{std::move(push), Payload::of_size(length)});
+      Result<Message> m = reply.recv();
+      if (!m.ok()) return m.status();
+      const auto* r = std::get_if<RecoveryPushReply>(&m->body);
+      if (r == nullptr) return Status::corruption(reply.name() + ": unexpected message");
+      if (!r->ok) s = Status::io_error(r->error);
+    } else {
+      s = copy_chunk(index, offset, length, reply);
+    }
+    if (!s.ok()) return s;
+    // MOSDPGPushReply on the driver: queued at priority 3, its op-thread CPU.
+    services::OpItem ack;
+    ack.op_class = services::OpClass::kImmediate;
+    ack.priority = services::kRecoveryOpPriority;
+    ack.cost = 1;
+    ack.owner = op.pg;
+    q->run(op.pg, ack, [&] { env_.compute_s(options_.cpu_s_per_op); });
+    {
+      std::lock_guard<services::EnvMutex> lock(mu_);
+      stats_.bytes_written += length;
+      stats_.bytes_written_per_osd[static_cast<size_t>(op.target)] += length;
+      for (int32_t source : op.sources) {
+        stats_.bytes_read += length;
+        stats_.bytes_read_per_osd[static_cast<size_t>(source)] += length;
+      }
+    }
+    if (options_.recovery_sleep_s > 0) env_.sleep_s(options_.recovery_sleep_s);
+  }
+  return Status::ok_status();
+}
+
 void RecoveryService::run_lane(size_t index, Lanes& lanes, int lane) {
   const RecoveryOp& op = plan_.ops[index];
   const int32_t driver = op.sources.front();
@@ -251,6 +354,27 @@ void RecoveryService::run_lane(size_t index, Lanes& lanes, int lane) {
       env_.endpoint(host_of(driver), recovery_endpoint_name(driver) + ".op" +
                                          std::to_string(index) + ".lane" + std::to_string(lane));
   const uint64_t chunk = options_.chunk_bytes;
+  if (!options_.op_queues.empty()) {
+    for (;;) {
+      uint64_t first = 0, count = 0;
+      {
+        std::lock_guard<services::EnvMutex> lock(mu_);
+        if (lanes.next >= lanes.chunks || !lanes.error.ok()) return;
+        first = lanes.next;
+        count = std::min<uint64_t>(static_cast<uint64_t>(options_.recovery_max_single_start),
+                                   lanes.chunks - first);
+        lanes.next += count;
+      }
+      const Status s = queued_chunks(index, lanes, first, count, reply);
+      if (!s.ok()) {
+        std::lock_guard<services::EnvMutex> lock(mu_);
+        ++stats_.chunk_errors;
+        if (stats_.first_error.empty()) stats_.first_error = s.to_string();
+        if (lanes.error.ok()) lanes.error = s;
+        return;
+      }
+    }
+  }
   for (;;) {
     uint64_t c = 0;
     {
@@ -296,6 +420,7 @@ void RecoveryService::run_op(size_t index) {
   auto lanes = std::make_shared<Lanes>();
   lanes->chunks = (op.bytes_to_write + options_.chunk_bytes - 1) / options_.chunk_bytes;
   lanes->finished = env_.make_semaphore(0);
+  lanes->turn = env_.make_semaphore(1);
   const int count = static_cast<int>(
       std::min<uint64_t>(static_cast<uint64_t>(options_.recovery_max_active), lanes->chunks));
   for (int lane = 1; lane < count; ++lane) {

@@ -46,6 +46,7 @@
 #include "engine/env.h"
 #include "engine/recovery/planner.h"
 #include "engine/services/env_mutex.h"
+#include "engine/services/op_queue.h"
 
 namespace granary::recovery {
 
@@ -64,6 +65,24 @@ struct RecoveryOptions {
   // Recovery I/O lands at device_offset_bytes + (offset within the op, wrapped to fit the
   // device); the in-memory and simulated devices keep no content.
   uint64_t device_offset_bytes = 0;
+  // The OSDs' op queues ([osd] -> its queue; empty: none, the chunks are copied as soon as the
+  // throttles above allow). With queues, recovery pays Ceph's per-object OSD cost and competes
+  // with the client ops queued on the same shards (op_queue.h): a chunk is started by a
+  // PGRecovery item on the driver's queue (priority osd_recovery_priority 5, class
+  // recovery_class, cost recovery_item_cost_bytes, or the chunk bytes when 0), which reads the
+  // chunk from the driver's drive while it holds the op thread (a replica copy: Ceph's
+  // build_push_op reads synchronously); the push is then queued on the target (priority
+  // osd_recovery_op_priority 3, class immediate, cost its bytes), written to the drive after
+  // its op-thread CPU, and its reply queued on the driver (priority 3, immediate). One
+  // PGRecovery item of an op is queued at a time (the PG's lock), and each starts up to
+  // recovery_max_single_start chunks (osd_recovery_max_single_start, 1).
+  std::vector<services::OsdOpQueue*> op_queues{};
+  int recovery_max_single_start = 1;      // >= 1
+  double cpu_s_per_op = 0;                // op-thread CPU of each queued item
+  uint64_t recovery_item_cost_bytes = 0;  // 0: the chunks' bytes
+  services::OpClass recovery_class = services::OpClass::kBackgroundRecovery;
+  // Ceph >= Reef: backfill that restores no redundancy (misplaced) is best effort.
+  bool misplaced_is_best_effort = false;
   // Called when an op finishes: (op, its index in the plan, time).
   std::function<void(const RecoveryOp&, size_t, double)> on_op_done{};
 };
@@ -119,6 +138,9 @@ class RecoveryService {
   void run_op(size_t index);
   void run_lane(size_t index, Lanes& lanes, int lane);
   Status copy_chunk(size_t index, uint64_t offset, uint64_t length, Endpoint& reply);
+  // The chunks [first, first + count) of op `index` through the OSDs' op queues.
+  Status queued_chunks(size_t index, Lanes& lanes, uint64_t first, uint64_t count, Endpoint& reply);
+  services::OsdOpQueue* queue_of(int32_t osd) const;
   uint64_t device_offset(int32_t osd, uint64_t offset, uint64_t length);
   void pace(const RecoveryOp& op, uint64_t length);
   void grow_per_osd(int32_t osd);

@@ -78,7 +78,8 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
       options_(std::move(options)),
       endpoint_(env.endpoint(host, options_.endpoint_name)),
       mu_(env),
-      store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_) {
+      store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_),
+      pending_sem_(env.make_semaphore(0)) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.worker_tasks >= 1);
   GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.ec_cpu_s_per_byte >= 0);
@@ -110,6 +111,31 @@ void OsdService::serve(int worker) {
       return;
     }
     if (!available()) continue;  // crashed: the request is lost
+    if (options_.op_queue != nullptr && (std::holds_alternative<ReadRequest>(m->body) ||
+                                         std::holds_alternative<WriteRequest>(m->body))) {
+      // Ceph's op threads never wait for replicas: with an op queue (which bounds the
+      // requests in their op-thread part) the worker hands the request to a handler task, one
+      // more when none is idle, and goes back to the endpoint at once.
+      bool spawn = false;
+      int slot = 0;
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        pending_.push_back(std::make_shared<Message>(std::move(*m)));
+        if (idle_handlers_ > 0) {
+          --idle_handlers_;
+        } else {
+          spawn = true;
+          slot = handlers_++;
+        }
+      }
+      if (spawn) {
+        env_.spawn(
+            host_, options_.endpoint_name + ".h" + std::to_string(slot),
+            [this, slot] { run_handler(slot); }, TaskOptions{.daemon = true});
+      }
+      pending_sem_->release();
+      continue;
+    }
     if (const auto* r = std::get_if<ReadRequest>(&m->body)) {
       handle_read(*r, own);
     } else if (const auto* w = std::get_if<WriteRequest>(&m->body)) {
@@ -118,6 +144,29 @@ void OsdService::serve(int worker) {
       handle_commit(*c);
     }
     // Other messages are not for an object service; they are dropped.
+  }
+}
+
+void OsdService::run_handler(int slot) {
+  Endpoint& reply =
+      env_.endpoint(host_, options_.endpoint_name + ".d" + std::to_string(device_.id()) + ".h" +
+                               std::to_string(slot));
+  for (;;) {
+    pending_sem_->acquire();
+    std::shared_ptr<Message> msg;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      GRANARY_CHECK(!pending_.empty());
+      msg = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    if (const auto* r = std::get_if<ReadRequest>(&msg->body)) {
+      handle_read(*r, reply);
+    } else if (const auto* w = std::get_if<WriteRequest>(&msg->body)) {
+      handle_write(*w, msg->payload, reply);
+    }
+    std::lock_guard<EnvMutex> lock(mu_);
+    ++idle_handlers_;
   }
 }
 
@@ -208,8 +257,29 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
   return id;
 }
 
+void OsdService::op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to) {
+  if (options_.op_queue == nullptr) {
+    env_.compute_s(options_.cpu_s_per_op);
+    return;
+  }
+  uint64_t key = 0;
+  if (options_.placement != nullptr) {
+    key = options_.placement->group_of(object);
+  } else {
+    key = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char ch : object) key = (key ^ ch) * 1099511628211ull;
+  }
+  OpItem item;
+  const bool sub_op = reply_to.rfind("osd.", 0) == 0;
+  item.op_class = sub_op ? OpClass::kImmediate : OpClass::kClient;
+  item.priority = kClientOpPriority;
+  item.cost = std::max<uint64_t>(bytes, 1);
+  item.owner = key;
+  options_.op_queue->run(key, item, [&] { env_.compute_s(options_.cpu_s_per_op); });
+}
+
 void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
-  env_.compute_s(options_.cpu_s_per_op);
+  op_thread(request.object, request.length, request.reply_to);
   ReadReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;
@@ -317,7 +387,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
 }
 
 void OsdService::handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own) {
-  env_.compute_s(options_.cpu_s_per_op);
+  op_thread(request.object, request.length, request.reply_to);
   WriteReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;

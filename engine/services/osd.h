@@ -22,11 +22,14 @@
 // NFS head's export ("nfs.<head>"): only the endpoint name and the object names differ
 // (file_mapping.h).
 //
-// Concurrency: worker_tasks tasks receive from the one endpoint, so up to that many requests
-// are in progress at once (a primary's worker waits for its replicas or shards on its own
-// endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
-// models it. A worker that receives Shutdown passes it on to its endpoint (so every worker
-// sees one) and stops.
+// Concurrency: worker_tasks tasks receive from the one endpoint; without an op queue up to that
+// many requests are in progress at once (a primary's worker waits for its replicas or shards on its
+// own endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
+// models it. With an op queue, a worker hands each read or write to a handler task (one more is
+// started when none is idle) and takes the next at once (Ceph's op threads never wait for replicas;
+// the queue's threads bound the requests' op-thread part), so no number of requests in flight can
+// tie up every worker. A worker that receives Shutdown passes it on to its endpoint (so every
+// worker sees one) and stops.
 //
 // Thread-safety: the service's tasks share the counters (guarded by an EnvMutex) and the
 // writable index (guarded by options.store_mutex, or the service's own mutex); stats() may be
@@ -35,6 +38,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +49,7 @@
 #include "engine/redundancy/erasure.h"
 #include "engine/services/env_mutex.h"
 #include "engine/services/object_store.h"
+#include "engine/services/op_queue.h"
 
 namespace granary::services {
 
@@ -92,6 +97,14 @@ struct OsdServiceOptions {
   // Only group_of and interval_of are called (const). Null: writes are never discarded.
   placement::Placement* placement = nullptr;
   double interval_check_s = 1.0;
+  // The OSD's op queue (op_queue.h; null: none). With one, each request's op-thread part (its
+  // cpu_s_per_op) waits on the shard of its placement group (its name's hash without a
+  // placement) for the scheduler and a free op thread, beside the OSD's recovery ops: a
+  // client's read or write as class client, priority osd_client_op_priority 63, cost its
+  // bytes; a sub-op from another OSD (a replica or shard write or read, whose reply goes to an
+  // "osd." endpoint) as class immediate, priority 63 (Ceph schedules only client ops, not
+  // MOSDRepOp, by mClock). Must outlive the service.
+  OsdOpQueue* op_queue = nullptr;
 };
 
 struct OsdStats {
@@ -131,9 +144,13 @@ class OsdService {
   bool available() const;
 
  private:
+  // With an op queue: a handler task's loop over the requests the workers hand it.
+  void run_handler(int slot);
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
+  // The request's op-thread part: cpu_s_per_op, through the op queue when there is one.
+  void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
   // The device ranges of [offset, offset + length) of `object`.
   Result<std::vector<DeviceExtent>> device_extents(const std::string& object, uint64_t offset,
                                                    uint64_t length);
@@ -167,6 +184,10 @@ class OsdService {
   EnvMutex* store_mu_;           // guards writable_
   OsdStats stats_;               // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
+  // With an op queue: requests handed to the handler tasks (guarded by mu_), one token each.
+  std::deque<std::shared_ptr<Message>> pending_;
+  int handlers_ = 0, idle_handlers_ = 0;  // guarded by mu_
+  std::unique_ptr<Semaphore> pending_sem_;
   // Read for every request received: an atomic, not a lock (a lock is a simcall in SimGrid).
   std::atomic<bool> available_{true};
 };

@@ -906,6 +906,62 @@ TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   EXPECT_DOUBLE_EQ(rc.recovery_bytes_per_s_per_osd, 100.0 * 1024 * 1024);
 }
 
+TEST(ScenarioJsonFailures, OpQueueKeysResolve) {
+  json j = minimal();
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"op_queue": "mclock_scheduler",
+      "mclock_profile": "balanced", "mclock_allocations": "quincy-17.0.0-dev", "op_shards": 4,
+      "op_threads_per_shard": 3, "mclock_max_capacity_iops": 340,
+      "mclock_max_sequential_bandwidth_mib_per_s": 200, "recovery_max_single_start": 2}})");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  const RecoverySpec& rc = r->storage.rados.recovery;
+  EXPECT_EQ(rc.op_queue, RecoverySpec::OpQueue::kMclock);
+  EXPECT_EQ(rc.mclock_profile, "balanced");
+  EXPECT_EQ(rc.mclock_allocations, "quincy-17.0.0-dev");
+  EXPECT_EQ(rc.op_shards, 4);
+  EXPECT_EQ(rc.op_threads_per_shard, 3);
+  EXPECT_DOUBLE_EQ(rc.mclock_max_capacity_iops, 340);
+  EXPECT_DOUBLE_EQ(rc.mclock_max_sequential_bytes_per_s, 200.0 * 1024 * 1024);
+  EXPECT_EQ(rc.recovery_max_single_start, 2);
+  // Defaults: no queue; with mClock, today's (Reef) high_client_ops.
+  j["storage"]["rados"] = json::parse(R"({"recovery": {}})");
+  r = parse(j);
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.rados.recovery.op_queue, RecoverySpec::OpQueue::kNone);
+  EXPECT_EQ(r->storage.rados.recovery.mclock_profile, "high_client_ops");
+  EXPECT_EQ(r->storage.rados.recovery.mclock_allocations, "reef");
+}
+
+TEST(ScenarioJsonFailures, OpQueueKeysWithoutTheirSchedulerAreRefused) {
+  json j = minimal();
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"mclock_profile": "balanced"}})");
+  EXPECT_EQ(error_of(parse(j)),
+            "s.json: storage.rados.recovery.mclock_profile: applies only with op_queue "
+            "'mclock_scheduler'");
+  j["storage"]["rados"] =
+      json::parse(R"({"recovery": {"op_queue": "wpq", "mclock_allocations": "reef"}})");
+  EXPECT_EQ(error_of(parse(j)),
+            "s.json: storage.rados.recovery.mclock_allocations: applies only with op_queue "
+            "'mclock_scheduler'");
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"op_shards": 8}})");
+  EXPECT_EQ(error_of(parse(j)),
+            "s.json: storage.rados.recovery.op_shards: applies only with op_queue 'wpq' or "
+            "'mclock_scheduler'");
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"op_queue": "mclock"}})");
+  EXPECT_EQ(error_of(parse(j)),
+            "s.json: storage.rados.recovery.op_queue: expected 'none' or 'wpq' or "
+            "'mclock_scheduler', found \"mclock\"");
+  j["storage"]["rados"] = json::parse(
+      R"({"recovery": {"op_queue": "mclock_scheduler", "mclock_allocations": "squid"}})");
+  EXPECT_EQ(error_of(parse(j)),
+            "s.json: storage.rados.recovery.mclock_allocations: expected 'reef' or "
+            "'quincy-17.0.0-dev', found \"squid\"");
+  j["storage"]["rados"] = json::parse(R"({"recovery": {"op_queue": "wpq", "op_shards": 0}})");
+  EXPECT_NE(error_of(parse(j)).find("storage.rados.recovery.op_shards: expected an integer"),
+            std::string::npos)
+      << error_of(parse(j));
+}
+
 TEST(ScenarioJsonFailures, CheckpointsTakeFailures) {
   // Writes follow the map (docs/models.md, "Failures and recovery"): a checkpoint may run
   // through a failure timeline.

@@ -267,5 +267,94 @@ TEST(RecoveryService, AnEmptyPlanIsDoneAtOnce) {
   EXPECT_EQ(service.stats().finished_at_s, 0.0);
 }
 
+// The OSDs' op queues, one per OSD of the world (8 shards x 2 threads, flash).
+std::vector<std::unique_ptr<services::OsdOpQueue>> queues_for(
+    testing::MemoryEnv& env, int osds, const services::SchedulerOptions& so) {
+  std::vector<std::unique_ptr<services::OsdOpQueue>> q;
+  for (int osd = 0; osd < osds; ++osd) {
+    services::OpQueueOptions o;
+    o.scheduler = so;
+    q.push_back(std::make_unique<services::OsdOpQueue>(env, env.device(osd).host(), o, 1 + osd));
+  }
+  return q;
+}
+
+// mClock with Ceph 17.0.0-dev's high_client_ops: a PGRecovery item costs osd_recovery_cost
+// (20 MiB: 231 IOPS units on flash) against the recovery limit of 100% of 21,500 / 8 IOPS per
+// shard, so one PG's 16 objects start 231 / 2687.5 = 0.0860 s apart: ~1.4 s, where the
+// throttles alone take 0.03 s.
+TEST(RecoveryService, MclockLimitPacesPgRecoveryItems) {
+  RecoveryPlan plan = plan_of({backfill(3, {0}, 1, 64 * kMiB)});
+  RecoveryOptions options;
+  options.recovery_max_active = 10;
+  const double alone = run(plan, options).finished_at_s;
+  World w;
+  services::SchedulerOptions so;
+  so.kind = services::SchedulerKind::kMclock;
+  so.mclock = services::MclockOptions::for_device(false, services::MclockCostModel::kLegacyIops);
+  so.mclock.allocations = services::mclock_allocations(services::MclockAllocationSet::kQuincyDev,
+                                                       services::MclockProfile::kHighClientOps);
+  auto queues = queues_for(w.env, 2, so);
+  options.op_queues = {queues[0].get(), queues[1].get()};
+  options.recovery_item_cost_bytes = services::kOsdRecoveryCostBytes;
+  RecoveryService service(w.env, options);
+  service.execute(plan);
+  ASSERT_TRUE(w.env.run().ok());
+  const double queued = service.stats().finished_at_s;
+  std::printf("64 MiB, one PG: throttles alone %.4f s, mClock high_client_ops %.4f s\n", alone,
+              queued);
+  EXPECT_LT(alone, 0.05);
+  EXPECT_NEAR(queued, 16 * 231 / 2687.5, 0.1 * 16 * 231 / 2687.5);
+  EXPECT_EQ(service.stats().bytes_written, 64 * kMiB);
+  // Each object: a PGRecovery item on the driver, a push on the target, its reply on the driver.
+  EXPECT_EQ(queues[0]->stats().ops[static_cast<size_t>(services::OpClass::kBackgroundRecovery)],
+            16u);
+  EXPECT_EQ(queues[1]->stats().ops[static_cast<size_t>(services::OpClass::kImmediate)], 16u);
+  EXPECT_EQ(queues[0]->stats().ops[static_cast<size_t>(services::OpClass::kImmediate)], 16u);
+}
+
+// WPQ: recovery items (priority 5, cost 20 MiB) against client ops (63, 4 KiB) that keep the
+// PG's shard busy get ~0.8% of its dequeues, so recovery crawls; on an idle OSD it runs at the
+// drive's pace.
+TEST(RecoveryService, WpqStarvesRecoveryBehindBusyClientShard) {
+  RecoveryPlan plan = plan_of({backfill(3, {0}, 1, 64 * kMiB)});
+  auto run_wpq = [&](bool clients) {
+    World w;
+    auto queues = queues_for(w.env, 2, services::SchedulerOptions{});
+    RecoveryOptions options;
+    options.recovery_max_active = 10;
+    options.op_queues = {queues[0].get(), queues[1].get()};
+    options.recovery_item_cost_bytes = services::kOsdRecoveryCostBytes;
+    RecoveryService service(w.env, options);
+    service.execute(plan);
+    if (clients) {
+      // Eight client loops on the PG's shard of the driver: 1 ms of op thread each, forever.
+      for (int c = 0; c < 8; ++c) {
+        w.env.spawn(
+            w.env.device(0).host(), "client" + std::to_string(c),
+            [&w, &queues] {
+              for (;;) {
+                services::OpItem op;
+                op.op_class = services::OpClass::kClient;
+                op.priority = services::kClientOpPriority;
+                op.cost = 4096;
+                op.owner = 100;
+                queues[0]->run(3, op, [&w] { w.env.sleep_s(1e-3); });
+              }
+            },
+            TaskOptions{.daemon = true});
+      }
+    }
+    EXPECT_TRUE(w.env.run().ok());
+    return service.stats().finished_at_s;
+  };
+  const double idle = run_wpq(false), busy = run_wpq(true);
+  std::printf("64 MiB, one PG, WPQ: idle OSD %.4f s, client-busy shard %.4f s\n", idle, busy);
+  EXPECT_LT(idle, 0.06);
+  // 16 items, each picked about once per 127 dequeues of 0.5 ms: ~1 s.
+  EXPECT_GT(busy, 0.4);
+  EXPECT_LT(busy, 3.0);
+}
+
 }  // namespace
 }  // namespace granary::recovery
