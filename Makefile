@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 GRANARY := $(BUILD_DIR)/cli/granary
 
-.PHONY: all deps build test sanitize fuzz demo bench soak format clean
+.PHONY: all deps build test sanitize fuzz demo bench soak format clean validation-table
 
 all: build
 
@@ -70,3 +70,9 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Runs every comparison with a published figure (MLPerf Storage v1.0, Ceph recovery) and writes
+# the table of docs/validation.md (scripts/validation_table.py; tens of minutes on one core).
+VALIDATION_JOBS ?= 1
+validation-table: build
+	scripts/validation_table.py --write --jobs $(VALIDATION_JOBS) --granary $(GRANARY)

@@ -216,6 +216,8 @@ TrainingWorkload training(const char* name, double mean, double sd, int samples_
   w.name = name;
   w.sample_bytes_mean = mean;
   w.sample_bytes_stddev = sd;
+  // DLIO draws a sample's two dimensions, not its bytes (engine/services/dataset.h).
+  w.sample_sizes = services::SampleSizes::kDlioDimensions;
   w.samples_per_file = samples_per_file;
   w.files = files;
   w.batch_size = batch;

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "engine/services/dataset.h"
+
 namespace granary::models {
 
 enum class DriveKind { kNvme, kSataSsd, kHdd };
@@ -59,6 +61,9 @@ struct TrainingWorkload {
   std::string name;
   double sample_bytes_mean = 0;
   double sample_bytes_stddev = 0;
+  // How sizes are drawn from the mean and stddev: the MLPerf presets as DLIO generates them
+  // (engine/services/dataset.h); a workload that gives its own sample_size_mib, normal.
+  services::SampleSizes sample_sizes = services::SampleSizes::kNormal;
   int samples_per_file = 1;
   int64_t files = 0;              // dataset size in files
   int batch_size = 1;             // samples per step

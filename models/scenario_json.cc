@@ -1110,6 +1110,8 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
   if (o.has("sample_size_mib") || !have_preset) {
     // Given keys replace the preset's; without a preset the mean is required.
     const Obj size = o.object("sample_size_mib", {"mean", "stddev"});
+    // Sizes given here are drawn as given: normal per sample.
+    t.sample_sizes = services::SampleSizes::kNormal;
     if (size.has("mean") || !have_preset) {
       t.sample_bytes_mean = size.number("mean", kSampleMib, std::nullopt) * kMiB;
     }

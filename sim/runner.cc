@@ -489,13 +489,16 @@ double tib_weight(double capacity_tb) {
   return capacity_tb * 1e12 / std::ldexp(1.0, 40);
 }
 
-// Partial MLPerf AU of one loader at `now`: compute so far over the time since its start,
-// without the first step's I/O wait.
+// Partial MLPerf AU of one loader at `now`, as DLIO counts it (engine/services/gpu_consumer.h):
+// the compute of every step but the first over the time since its start, without the first
+// step's processing (its I/O wait and its compute).
 double partial_au(const services::ConsumerMetrics& m, double compute_s_per_step, double now_s) {
   if (m.steps <= 0) return 0;
-  const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
-  const double span = (m.end_s > 0 ? m.end_s : now_s) - m.start_s - first_wait;
-  return span > 0 ? std::min(1.0, static_cast<double>(m.steps) * compute_s_per_step / span) : 0.0;
+  const double first_step = (m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front()) +
+                            compute_s_per_step;
+  const double span = (m.end_s > 0 ? m.end_s : now_s) - m.start_s - first_step;
+  const double compute = static_cast<double>(m.steps - 1) * compute_s_per_step;
+  return span > 0 ? std::min(1.0, compute / span) : 0.0;
 }
 
 std::string fidelity_name(Fidelity f) {
@@ -1379,6 +1382,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   ds.samples_per_file = w.samples_per_file;
   ds.sample_bytes_mean = w.sample_bytes_mean;
   ds.sample_bytes_stddev = w.sample_bytes_stddev;
+  ds.sample_sizes = w.sample_sizes;
   const models::CheckpointWorkload& ck = in.workloads[0].checkpoint;
   const int sim_ranks = checkpoint ? (ck.ranks() + plan.slice_factor - 1) / plan.slice_factor : 0;
   if (checkpoint) {
@@ -2025,9 +2029,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         if (n >= 2 && ends.back() > *first) {
           const double period = (ends.back() - *first) / static_cast<double>(n - 1);
           const double finish = ends.back() + period * static_cast<double>(total_steps - m.steps);
-          const double first_wait = m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front();
-          const double compute = static_cast<double>(total_steps) * w.compute_s_per_step;
-          au = std::min(1.0, compute / std::max(compute, finish - m.start_s - first_wait));
+          // DLIO's AU: the first step's compute and its whole processing left out.
+          const double first_step =
+              (m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front()) + w.compute_s_per_step;
+          const double compute = static_cast<double>(total_steps - 1) * w.compute_s_per_step;
+          au = std::min(1.0, compute / std::max(compute, finish - m.start_s - first_step));
         }
       }
       aus.push_back(au);

@@ -1,5 +1,6 @@
 #include "engine/services/dataset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -23,6 +24,23 @@ uint64_t sample_size_bytes(Random& rng, double mean, double stddev) {
   const double x = stddev > 0 ? normal_sample(rng, mean, stddev) : mean;
   if (!(x >= 1.5)) return 1;  // also catches NaN
   return static_cast<uint64_t>(std::llround(x));
+}
+
+uint64_t dlio_sample_size_bytes(Random& rng, double mean, double stddev) {
+  // utils/config.py: dimension = int(math.sqrt(record_length)),
+  // dimension_stdev = record_length_stdev / 2.0 / math.sqrt(record_length).
+  const double root = std::sqrt(mean);
+  const double dimension = std::trunc(root);
+  const double dimension_stdev = stddev / 2.0 / root;
+  // get_dimension: max(int(d), 1) for d in np.random.normal(dimension, dimension_stdev, 2).
+  auto draw = [&]() -> uint64_t {
+    if (!(dimension_stdev > 0)) return static_cast<uint64_t>(std::max(1.0, dimension));
+    const double d = std::trunc(normal_sample(rng, dimension, dimension_stdev));
+    return d >= 1 ? static_cast<uint64_t>(d) : 1;
+  };
+  const uint64_t dim1 = draw();
+  const uint64_t dim2 = draw();
+  return dim1 * dim2;
 }
 
 Result<Dataset> Dataset::create(const DatasetSpec& spec, Random& rng) {
@@ -51,8 +69,13 @@ Result<Dataset> Dataset::create(const DatasetSpec& spec, Random& rng) {
   for (int64_t i = 0; i < spec.files; ++i) {
     Random file_rng(d.seed_ + static_cast<uint64_t>(i + 1) * 0x9e3779b97f4a7c15ull);
     uint64_t size = 0;
-    for (int s = 0; s < spec.samples_per_file; ++s) {
-      size += sample_size_bytes(file_rng, spec.sample_bytes_mean, spec.sample_bytes_stddev);
+    if (spec.sample_sizes == SampleSizes::kDlioDimensions) {
+      size = dlio_sample_size_bytes(file_rng, spec.sample_bytes_mean, spec.sample_bytes_stddev) *
+             static_cast<uint64_t>(spec.samples_per_file);
+    } else {
+      for (int s = 0; s < spec.samples_per_file; ++s) {
+        size += sample_size_bytes(file_rng, spec.sample_bytes_mean, spec.sample_bytes_stddev);
+      }
     }
     d.files_.push_back(DatasetFile{dataset_file_path(spec.name, i), size});
     d.total_bytes_ += size;

@@ -20,19 +20,22 @@
 //    The epoch ends when the last step's compute ends and the readers have stopped; the next
 //    epoch's readers start only then (DLIO restarts its loader per epoch).
 //
-// AU, as MLPerf Storage defines it (total_compute_time / total_benchmark_running_time, the
-// first step's I/O excluded):
-//    total_compute_time   = sum over all steps of compute_s_per_step
-//                         = epochs * S * compute_s_per_step
-//    total_running_time   = end of the last step's compute - start of run()
-//    excluded_io          = sum over epochs of the I/O wait of that epoch's first step, i.e.
-//                           the time from the epoch's start until its first batch is ready
-//                           (the loader's start-up, which each epoch pays again)
-//    AU = total_compute_time / (total_running_time - excluded_io).
-// Per epoch, epoch_au = S * compute_s_per_step / (epoch end - epoch start - first step wait),
-// the figure DLIO reports per epoch. With storage fast enough AU is 1 exactly; when every file
-// takes T > compute_s_per_step to arrive, one reader and one sample per batch, AU =
-// S c / ((S - 1) T + c).
+// AU, exactly as DLIO computes it for MLPerf Storage v1.0 (argonne-lcf/dlio_benchmark at
+// bc693c62, the submodule of mlcommons/storage v1.0: utils/statscounter.py
+// compute_metrics_train, end_train, end_run; main.py _train). Per epoch, with c the compute
+// time per step and S the epoch's steps:
+//    total_compute_time = the compute of steps 2..S = (S - 1) c  (statscounter: compute[1:])
+//    total_time         = epoch end - epoch start - the first step's processing time, where
+//                         the first step's processing is its I/O wait plus its compute
+//                         (statscounter: proc[0], timed from before the first batch is
+//                         fetched until its compute ends)
+//    epoch_au           = total_compute_time / total_time  (0 when S = 1)
+// and AU = the mean of epoch_au over the epochs (end_run: train_au_mean_percentage; DLIO then
+// averages over ranks, as the runner does over loaders). The epoch starts when its loader
+// starts (start_block precedes get_loader), so the loader's start-up beyond the first step is
+// counted. With storage fast enough AU is 1 exactly; when every file takes T > c to arrive, one
+// reader and one sample per batch, step k's batch is ready at k T, the epoch ends at S T + c and
+// AU = (S - 1) c / ((S - 1) T) = c / T.
 //
 // Errors: a failed file read stops the epoch (the compute loop sees it at its next batch,
 // releases readers blocked on the queue, waits for them) and run() returns the read's Status.
@@ -69,10 +72,10 @@ struct ConsumerMetrics {
   double start_s = 0;           // run() began
   double end_s = 0;             // the last step's compute ended
   double total_run_time_s = 0;  // end_s - start_s
-  double compute_time_s = 0;    // total_compute_time
-  double excluded_io_s = 0;     // the first step's I/O wait of every epoch
-  double au = 0;                // see the header comment; 0 when nothing was computed
-  std::vector<double> epoch_au;
+  double compute_time_s = 0;    // DLIO's total_compute_time: every step's but each epoch's first
+  double excluded_s = 0;        // each epoch's first step: its I/O wait plus its compute
+  double au = 0;                // the mean of epoch_au; 0 when nothing was computed
+  std::vector<double> epoch_au;  // per epoch, see the header comment
   int64_t steps = 0;                   // completed, all epochs
   std::vector<double> step_io_wait_s;  // per completed step, epoch after epoch
   std::vector<double> step_end_s;      // when each completed step's compute ended

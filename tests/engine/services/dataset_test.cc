@@ -67,6 +67,51 @@ TEST(Dataset, SampleSizesFollowTheMeanAndStddev) {
   EXPECT_EQ(d.total_bytes(), 4u * 1251u * 114660u);
 }
 
+// DLIO's generators (dlio_benchmark bc693c62, utils/config.py and
+// data_generator/data_generator.py get_dimension): a sample is dim1 x dim2 bytes, the two
+// dimensions drawn per file around int(sqrt(record_length)) with sd record_length_stdev / 2 /
+// sqrt(record_length); every sample of a file is the same size.
+TEST(Dataset, DlioDimensionsAsDlioGeneratesThem) {
+  // resnet50: no stdev, 338 x 338 bytes per sample, not the configured 114,660.07.
+  EXPECT_EQ(int(std::sqrt(114660.07)), 338);
+  const Dataset r = make({.name = "resnet50",
+                          .files = 3,
+                          .samples_per_file = 1251,
+                          .sample_bytes_mean = 114660.07,
+                          .sample_bytes_stddev = 0,
+                          .sample_sizes = SampleSizes::kDlioDimensions},
+                         1);
+  for (const DatasetFile& f : r.files()) EXPECT_EQ(f.size_bytes, 1251u * 338u * 338u);
+  // unet3d: the product of two normals of mean 12,107 and sd 68,341,808 / 2 / 12,107.87 =
+  // 2,822.2: mean 12,107^2 (less a little for the truncation), sd
+  // sqrt((d^2 + s^2)^2 - d^4) = 33.4% of the mean (a normal per sample would give 46.6%).
+  const double d = 12107, s = 68341808 / 2.0 / std::sqrt(146600628.0);
+  const double sd_expected = std::sqrt(std::pow(d * d + s * s, 2) - std::pow(d, 4));
+  const Dataset u = make({.name = "unet3d",
+                          .files = 100000,
+                          .samples_per_file = 1,
+                          .sample_bytes_mean = 146600628,
+                          .sample_bytes_stddev = 68341808,
+                          .sample_sizes = SampleSizes::kDlioDimensions},
+                         7);
+  double sum = 0, sum2 = 0;
+  for (const DatasetFile& f : u.files()) {
+    const double x = double(f.size_bytes);
+    sum += x;
+    sum2 += x * x;
+  }
+  const double mean = sum / 100000, sd = std::sqrt(sum2 / 100000 - mean * mean);
+  EXPECT_NEAR(mean, d * d, 0.01 * d * d);  // standard error 0.1%
+  EXPECT_NEAR(sd / mean, sd_expected / (d * d), 0.01);
+  EXPECT_NEAR(sd_expected / (d * d), 0.334, 0.001);
+  // Same seed, same sizes; the file's samples share one draw.
+  Random rng(3);
+  const uint64_t one = dlio_sample_size_bytes(rng, 2828486, 71311);
+  Random rng2(3);
+  EXPECT_EQ(dlio_sample_size_bytes(rng2, 2828486, 71311), one);
+  EXPECT_GT(one, 0u);
+}
+
 TEST(Dataset, RejectsBadSpecs) {
   Random rng(1);
   EXPECT_FALSE(Dataset::create({.name = "", .files = 1, .sample_bytes_mean = 1}, rng).ok());

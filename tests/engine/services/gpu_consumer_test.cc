@@ -19,7 +19,8 @@ struct ConsumerWorld {
       : w(seed, hw), ring(test::make_ring(1, 1)), dataset(test::make_dataset(stored)) {
     EXPECT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
     w.start_osds();
-    client = std::make_unique<StorageClient>(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
+    client = std::make_unique<StorageClient>(w.env, w.client_host,
+                                             RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
                                              StorageClientOptions{});
   }
   test::World w;
@@ -45,9 +46,10 @@ TEST(GpuConsumer, AuIsOneWhenStorageKeepsUp) {
   EXPECT_EQ(m.files_read, 64u);
   EXPECT_EQ(m.bytes_read, 64 * kMiB);
   EXPECT_EQ(m.file_read_latency_s.size(), 64u);
-  EXPECT_NEAR(m.compute_time_s, 1.6, 1e-12);
-  EXPECT_GT(m.step_io_wait_s[0], 0);                     // the loader's start-up...
-  EXPECT_NEAR(m.excluded_io_s, m.step_io_wait_s[0], 0);  // ...is what AU leaves out
+  // DLIO's total_compute_time leaves the first step out: 15 of the 16 steps.
+  EXPECT_NEAR(m.compute_time_s, 1.5, 1e-12);
+  EXPECT_GT(m.step_io_wait_s[0], 0);  // the loader's start-up, with the first compute...
+  EXPECT_NEAR(m.excluded_s, m.step_io_wait_s[0] + 0.1, 1e-12);  // ...is what AU leaves out
   for (size_t s = 1; s < m.step_io_wait_s.size(); ++s) EXPECT_EQ(m.step_io_wait_s[s], 0);
   EXPECT_NEAR(m.au, 1.0, 1e-9);
   ASSERT_EQ(m.epoch_au.size(), 1u);
@@ -55,7 +57,10 @@ TEST(GpuConsumer, AuIsOneWhenStorageKeepsUp) {
 }
 
 // One reader, one sample per batch, each file taking T > c to arrive: step k's batch is ready
-// at k T, so AU = S c / ((S - 1) T + c).
+// at k T and the epoch ends at S T + c. DLIO (statscounter.py compute_metrics_train) counts the
+// compute of steps 2..S, (S - 1) c, over the epoch less the first step's processing (T + c):
+// AU = (S - 1) c / ((S - 1) T) = c / T. (Counting every step's compute and leaving out only
+// the first wait, as Granary did before, gives S c / ((S - 1) T + c).)
 TEST(GpuConsumer, AuMatchesTheHandComputedSlowCase) {
   test::HardwareSpec hw;
   hw.device_bytes_per_s = 1e9;
@@ -82,7 +87,9 @@ TEST(GpuConsumer, AuMatchesTheHandComputedSlowCase) {
   EXPECT_NEAR(m.step_io_wait_s[0], T, 1e-9);
   for (int s = 1; s < S; ++s) EXPECT_NEAR(m.step_io_wait_s[size_t(s)], T - c, 1e-9);
   EXPECT_NEAR(m.total_run_time_s, S * T + c, 1e-9);
-  EXPECT_NEAR(m.au, S * c / ((S - 1) * T + c), 1e-9);
+  EXPECT_NEAR(m.au, c / T, 1e-9);
+  EXPECT_NEAR(m.compute_time_s, (S - 1) * c, 1e-12);
+  EXPECT_NEAR(m.excluded_s, T + c, 1e-9);
   EXPECT_LT(m.au, 0.15);
 }
 
@@ -102,9 +109,12 @@ TEST(GpuConsumer, MultipleEpochsExcludeEachEpochsFirstStep) {
   EXPECT_EQ(m.steps, 24);
   EXPECT_EQ(m.files_read, 72u);
   ASSERT_EQ(m.epoch_au.size(), 3u);
-  EXPECT_NEAR(m.excluded_io_s, m.step_io_wait_s[0] + m.step_io_wait_s[8] + m.step_io_wait_s[16],
-              1e-15);
-  EXPECT_NEAR(m.au, m.compute_time_s / (m.total_run_time_s - m.excluded_io_s), 1e-15);
+  // Each epoch leaves out its own first step (wait + compute); AU is the epochs' mean, as
+  // DLIO's train_au_mean_percentage.
+  EXPECT_NEAR(m.excluded_s,
+              m.step_io_wait_s[0] + m.step_io_wait_s[8] + m.step_io_wait_s[16] + 3 * 2e-4, 1e-15);
+  EXPECT_NEAR(m.compute_time_s, 3 * 7 * 2e-4, 1e-15);
+  EXPECT_NEAR(m.au, (m.epoch_au[0] + m.epoch_au[1] + m.epoch_au[2]) / 3, 1e-15);
   EXPECT_GT(m.au, 0);
   EXPECT_LT(m.au, 1);
   // Each epoch reads every file once, in a different order.
