@@ -2173,8 +2173,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
       // The dip the failure causes: sliding windows of `span` (5 steps, at least 2 s) from the
       // failure on, one per monitor interval; the dip starts at the first window whose AU is
-      // below the target (the workload's threshold, or the AU before the failure if that was
-      // lower, less 2%) and ends at the start of the first window after it back at the target.
+      // below the target (98% of the workload's threshold, or of the AU before the failure if
+      // that was lower) and ends at the start of the first window after it back at the target.
       std::vector<double> ends;
       for (auto& node : world.clients) {
         for (auto& gpu : node.gpus) {
@@ -2185,7 +2185,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       std::sort(ends.begin(), ends.end());
       const double span = std::max(2.0, 5 * w.compute_s_per_step);
       const double target =
-          std::min(w.au_threshold, before.is_number() ? before.get<double>() : 1.0) - 0.02;
+          std::min(w.au_threshold, before.is_number() ? before.get<double>() : 1.0) * 0.98;
       auto au_in = [&](double t0) {
         const auto a = std::upper_bound(ends.begin(), ends.end(), t0);
         const auto b = std::upper_bound(ends.begin(), ends.end(), t0 + span);
