@@ -155,20 +155,19 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       const double sshare = server[hs] / total;
       const NicSpec& nic = c.storage.nic;
       double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
-      if (c.storage.server_gbytes_per_s > 0) {
-        nic_bw = std::min(nic_bw, c.storage.server_gbytes_per_s * 1e9);
-      }
+      const bool internal = c.storage.server_gbytes_per_s > 0 &&
+                            c.storage.server_gbytes_per_s * 1e9 < nic_bw;
+      if (internal) nic_bw = c.storage.server_gbytes_per_s * 1e9;
       if (nic_bw > 0) {
         add("storage servers as placed", repeat * nic_bw / sshare / file,
             "the busiest of " + num(static_cast<double>(server.size()) * repeat) +
                 " storage servers (storage" + std::to_string(hs) + ") sends " +
                 num(100 * sshare / repeat) + "% of the reads (" +
-                num(100 / (server.size() * repeat)) + "% if even): " + num(nic_bw / 1e9) +
-                " GB/s (its NICs at " + num(eff) + " efficiency" +
-                (c.storage.server_gbytes_per_s > 0 ? std::string(", or its internal limit")
-                                                   : std::string()) +
-                ") / " + num(sshare / repeat) + " = " + num(repeat * nic_bw / sshare / 1e9) +
-                " GB/s");
+                num(100 / (server.size() * repeat)) + "% if even): " +
+                (internal ? std::string("its internal limit, ")
+                          : std::string("its storage NICs at ") + num(eff) + " efficiency, ") +
+                num(nic_bw / 1e9) + " GB/s / " + num(sshare / repeat) + " = " +
+                num(repeat * nic_bw / sshare / 1e9) + " GB/s");
       }
       const auto& ops = placement->drive_ops;
       double ops_total = 0;

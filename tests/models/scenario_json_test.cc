@@ -614,7 +614,7 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "simulation.representative_nodes: expected an integer in 1..1000000, found 0"},
       {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
        "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, drive, nic, "
-       "cpu_cores)"},
+       "cpu_cores, server_gbytes_per_s)"},
   };
   for (const BadCase& c : cases) {
     json j = minimal();
