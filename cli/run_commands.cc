@@ -89,8 +89,9 @@ std::string bound_lines(const nlohmann::json& b) {
       << b["bottleneck"].get<std::string>() << ")\n";
     return o.str();
   }
-  o << "bound:               " << fmt(b["read_bound_gibps"].get<double>(), 2) << " GiB/s; binding: "
-    << b["binding"].get<std::string>() << " (" << b["bottleneck"].get<std::string>() << ")\n";
+  o << "bound:               " << fmt(b["read_bound_gibps"].get<double>(), 2)
+    << " GiB/s; binding: " << b["binding"].get<std::string>() << " ("
+    << b["bottleneck"].get<std::string>() << ")\n";
   o << "                     data path " << fmt(b["max_flow_gibps"].get<double>(), 2)
     << " GiB/s = line rate " << fmt(b["line_rate_gibps"].get<double>(), 2) << " GiB/s at "
     << fmt(b["efficiency"].get<double>(), 2) << " protocol efficiency";
@@ -154,17 +155,18 @@ std::string recovery_lines(const nlohmann::json& rec) {
   if (rec.contains("accelerator_utilization_dip")) {
     const auto& dip = rec["accelerator_utilization_dip"];
     const auto& back = rec["time_to_accelerator_recovery_s"];
-    o << "accelerators:        AU " << fmt(rec["accelerator_utilization_before_failure"].is_null()
-                                               ? 0.0
-                                               : rec["accelerator_utilization_before_failure"]
-                                                     .get<double>(),
-                                           3)
+    o << "accelerators:        AU "
+      << fmt(rec["accelerator_utilization_before_failure"].is_null()
+                 ? 0.0
+                 : rec["accelerator_utilization_before_failure"].get<double>(),
+             3)
       << " before the failure, "
       << (rec["accelerator_utilization_after_failure"].is_null()
               ? std::string("-")
               : fmt(rec["accelerator_utilization_after_failure"].get<double>(), 3))
       << " after; "
-      << (dip["from_s"].is_null() ? std::string("no dip below ") + fmt(dip["target"].get<double>(), 2)
+      << (dip["from_s"].is_null()
+              ? std::string("no dip below ") + fmt(dip["target"].get<double>(), 2)
           : back.is_null()
               ? "below " + fmt(dip["target"].get<double>(), 2) + " from " + at(dip["from_s"]) +
                     " to the end"

@@ -24,7 +24,9 @@ std::string num(double v) {
   return out;
 }
 
-std::string mib(double bytes) { return num(bytes / (1 << 20)) + " MiB"; }
+std::string mib(double bytes) {
+  return num(bytes / (1 << 20)) + " MiB";
+}
 
 }  // namespace
 
@@ -96,8 +98,8 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
   // Data path: the max-flow's cut, line rate and efficiency apart.
   {
     const std::string cut = b.data_path.bottleneck.empty() ? "" : b.data_path.bottleneck.front();
-    b.ceilings.push_back({"data path", b.data_path.bytes_per_s, b.data_path.bytes_per_s / file,
-                          cut});
+    b.ceilings.push_back(
+        {"data path", b.data_path.bytes_per_s, b.data_path.bytes_per_s / file, cut});
   }
   // Hard disks: one operation at a time, positioning then transfer, at the queue depth the
   // readers keep (docs/models.md, "Drives").
@@ -116,8 +118,8 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
         window = s.storage.nfs.inflight_rpcs;
         break;
     }
-    const double readers = static_cast<double>(c.clients.count) * c.clients.accelerators_per_node *
-                           w.read_threads;
+    const double readers =
+        static_cast<double>(c.clients.count) * c.clients.accelerators_per_node * w.read_threads;
     const double q = std::max(1.0, readers * std::min(window, requests) / drives);
     const double op = file / drive_ops;  // bytes per drive operation
     const double media = c.storage.drive.read_gbytes_per_s * 1e9;
@@ -135,8 +137,8 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
     for (double x : bytes) total += x;
     const size_t n = bytes.size();
     if (total > 0) {
-      const size_t hot = static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) -
-                                             bytes.begin());
+      const size_t hot =
+          static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
       const double share = bytes[hot] / total;
       const double bw = drive_bytes_per_s;
       const double repeat = placement->repeat;
@@ -155,8 +157,8 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       const double sshare = server[hs] / total;
       const NicSpec& nic = c.storage.nic;
       double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
-      const bool internal = c.storage.server_gbytes_per_s > 0 &&
-                            c.storage.server_gbytes_per_s * 1e9 < nic_bw;
+      const bool internal =
+          c.storage.server_gbytes_per_s > 0 && c.storage.server_gbytes_per_s * 1e9 < nic_bw;
       if (internal) nic_bw = c.storage.server_gbytes_per_s * 1e9;
       if (nic_bw > 0) {
         add("storage servers as placed", repeat * nic_bw / sshare / file,
@@ -183,9 +185,8 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
             "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +
                 std::to_string(ho / placement->drives_per_server) + ".drive" +
                 std::to_string(ho % placement->drives_per_server) + ") serves " +
-                num(100 * oshare / repeat) + "% of the drive reads: " + num(iops) +
-                " IOPS / " + num(oshare / repeat) + " / " + num(drive_ops) +
-                " drive read(s)" + per_file);
+                num(100 * oshare / repeat) + "% of the drive reads: " + num(iops) + " IOPS / " +
+                num(oshare / repeat) + " / " + num(drive_ops) + " drive read(s)" + per_file);
       }
     }
   }
@@ -212,9 +213,9 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
                            ? requests * s.storage.rados.ec_k
                            : requests;
     add("storage CPU", c.storage.count * c.storage.cpu_cores / (ops * server_op_s),
-        num(c.storage.count) + " servers x " + num(c.storage.cpu_cores) + " cores / (" +
-            num(ops) + " request(s)" + per_file + " x " +
-            num(s.storage.protocol.server_cpu_us_per_op) + " us)");
+        num(c.storage.count) + " servers x " + num(c.storage.cpu_cores) + " cores / (" + num(ops) +
+            " request(s)" + per_file + " x " + num(s.storage.protocol.server_cpu_us_per_op) +
+            " us)");
   }
   // Client nodes' CPU: requests, metadata operations and decoding.
   {
@@ -233,8 +234,9 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       add("client CPU", c.clients.count * client_cores / per_file_s, d + ")" + per_file);
     }
   }
-  std::stable_sort(b.ceilings.begin(), b.ceilings.end(),
-                   [](const Ceiling& x, const Ceiling& y) { return x.bytes_per_s < y.bytes_per_s; });
+  std::stable_sort(b.ceilings.begin(), b.ceilings.end(), [](const Ceiling& x, const Ceiling& y) {
+    return x.bytes_per_s < y.bytes_per_s;
+  });
 
   const double accelerators =
       static_cast<double>(c.clients.count) * c.clients.accelerators_per_node;

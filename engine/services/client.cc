@@ -1,8 +1,8 @@
 #include "engine/services/client.h"
 
 #include <limits>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 namespace granary::services {
@@ -577,8 +577,8 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
   }
   uint32_t planned_epoch = 0;
-  Result<std::vector<ObjectRead>> reads = plan_rados(
-      *rados, path, offset, length, rados->ec.k > 0, &ClientStats::blocked_s, &planned_epoch);
+  Result<std::vector<ObjectRead>> reads = plan_rados(*rados, path, offset, length, rados->ec.k > 0,
+                                                     &ClientStats::blocked_s, &planned_epoch);
   if (!reads.ok()) return reads.status();
   Endpoint& reply_ep = take_reply_endpoint();
   Result<uint64_t> bytes =

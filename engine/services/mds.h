@@ -37,7 +37,9 @@ struct MetadataServiceOptions {
   double create_time_s = 0;
   double stat_time_s = 0;
   // Every kind at once (tests and single-rate servers).
-  void set_service_time_s(double t) { open_time_s = close_time_s = create_time_s = stat_time_s = t; }
+  void set_service_time_s(double t) {
+    open_time_s = close_time_s = create_time_s = stat_time_s = t;
+  }
 };
 
 struct MdsStats {

@@ -377,7 +377,9 @@ void check_hdd_storm(const HddStorm& h, int slice_factor) {
 
 // The catalog's Exos X20 at q = 12: on the interpolated part of its positioning curve (QD1
 // 12.4 ms, rated QD16).
-TEST(SimValidation, HddBoundStormFollowsTheDrivesEquation) { check_hdd_storm({}, 1); }
+TEST(SimValidation, HddBoundStormFollowsTheDrivesEquation) {
+  check_hdd_storm({}, 1);
+}
 
 // A slice of 36 readers (9 nodes x 4) against disks rated at a deeper queue (the Exos with 250
 // IOPS at QD64: t_pos 12.4 ms at QD1, 4.0 ms at QD64), so that the full cluster's q = 36 lies

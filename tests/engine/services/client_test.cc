@@ -26,10 +26,13 @@ struct PfsWorld {
     layouts = std::move(l).value();
     EXPECT_TRUE(populate_pfs(dataset, layouts, w.stores).ok());
     mds_host = w.env.add_host("mds", 8, 25e9, 5e-6);
-    mds = std::make_unique<MetadataService>(
-        w.env, mds_host, dataset.sizes_by_path(),
-        MetadataServiceOptions{
-            .endpoint_name = "mds.0", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
+    mds = std::make_unique<MetadataService>(w.env, mds_host, dataset.sizes_by_path(),
+                                            MetadataServiceOptions{.endpoint_name = "mds.0",
+                                                                   .parallel_ops = 2,
+                                                                   .open_time_s = 50e-6,
+                                                                   .close_time_s = 50e-6,
+                                                                   .create_time_s = 50e-6,
+                                                                   .stat_time_s = 50e-6});
     mds->start();
     w.start_osts();
   }
@@ -79,9 +82,13 @@ TEST(StorageClient, PfsSpreadsFilesOverMetadataServers) {
   test::HardwareSpec hw;
   hw.servers = 2;
   PfsWorld p(hw, {.name = "pfs", .files = 32, .sample_bytes_mean = kMiB}, 1);
-  MetadataService second(
-      p.w.env, p.mds_host, p.dataset.sizes_by_path(),
-      MetadataServiceOptions{.endpoint_name = "mds.1", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
+  MetadataService second(p.w.env, p.mds_host, p.dataset.sizes_by_path(),
+                         MetadataServiceOptions{.endpoint_name = "mds.1",
+                                                .parallel_ops = 2,
+                                                .open_time_s = 50e-6,
+                                                .close_time_s = 50e-6,
+                                                .create_time_s = 50e-6,
+                                                .stat_time_s = 50e-6});
   second.start();
   PfsBackend backend{.layouts = &p.layouts, .max_request_bytes = kMiB};
   backend.mds_count = 2;

@@ -33,7 +33,12 @@ MetadataRequest request(uint64_t id, MetadataOp op, std::string path, std::strin
 
 // 400 opens in flight at once against 4 operations in service of 1 ms each: 4,000 ops/s.
 TEST(MetadataService, ParallelismAndServiceTimeLimitTheOpenRate) {
-  MdsWorld w({.endpoint_name = "mds.0", .parallel_ops = 4, .open_time_s = 1e-3, .close_time_s = 1e-3, .create_time_s = 1e-3, .stat_time_s = 1e-3});
+  MdsWorld w({.endpoint_name = "mds.0",
+              .parallel_ops = 4,
+              .open_time_s = 1e-3,
+              .close_time_s = 1e-3,
+              .create_time_s = 1e-3,
+              .stat_time_s = 1e-3});
   constexpr int kOps = 400;
   double last_reply_s = 0;
   int ok = 0;
@@ -96,7 +101,11 @@ TEST(MetadataService, EachOperationKindCostsItsOwnTime) {
 }
 
 TEST(MetadataService, UnknownFilesAndStrayClosesFail) {
-  MdsWorld w({.parallel_ops = 2, .open_time_s = 1e-4, .close_time_s = 1e-4, .create_time_s = 1e-4, .stat_time_s = 1e-4});
+  MdsWorld w({.parallel_ops = 2,
+              .open_time_s = 1e-4,
+              .close_time_s = 1e-4,
+              .create_time_s = 1e-4,
+              .stat_time_s = 1e-4});
   std::vector<MetadataReply> replies;
   w.env.spawn(w.client_host, "client", [&] {
     Endpoint& inbox = w.env.endpoint(w.client_host, "c");
@@ -128,7 +137,12 @@ TEST(MetadataService, UnknownFilesAndStrayClosesFail) {
 }
 
 TEST(MetadataService, ShutdownStopsEveryWorker) {
-  MdsWorld w({.parallel_ops = 5, .open_time_s = 1e-4, .close_time_s = 1e-4, .create_time_s = 1e-4, .stat_time_s = 1e-4}, TaskOptions{.daemon = false});
+  MdsWorld w({.parallel_ops = 5,
+              .open_time_s = 1e-4,
+              .close_time_s = 1e-4,
+              .create_time_s = 1e-4,
+              .stat_time_s = 1e-4},
+             TaskOptions{.daemon = false});
   w.env.spawn(w.client_host, "admin", [&] {
     w.env.send(w.client_host, "mds.0", Message{Shutdown{}, {}});
   });

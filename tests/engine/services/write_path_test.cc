@@ -192,7 +192,12 @@ TEST(WritePath, PfsCreatesWritesAndClosesWithTheSize) {
   w.start_writable_services([](int d) { return ost_endpoint_name(static_cast<uint32_t>(d)); });
   const HostId mds_host = w.env.add_host("mds", 8, 25e9, 5e-6);
   MetadataService mds(w.env, mds_host, {},
-                      {.endpoint_name = "mds.0", .parallel_ops = 2, .open_time_s = 50e-6, .close_time_s = 50e-6, .create_time_s = 50e-6, .stat_time_s = 50e-6});
+                      {.endpoint_name = "mds.0",
+                       .parallel_ops = 2,
+                       .open_time_s = 50e-6,
+                       .close_time_s = 50e-6,
+                       .create_time_s = 50e-6,
+                       .stat_time_s = 50e-6});
   mds.start();
   PfsLayouts layouts;
   layouts.emplace("ckpt/rank0", layout::LustreFileLayout::create(kMiB, {0, 1, 2, 3}).value());
@@ -375,8 +380,7 @@ TEST(ReadPath, AnObjectPlannedBeforeADownMarkAndSentAfterItGoesToTheNewPrimary) 
   const std::string first = rados_object_name(file, 0), fourth = rados_object_name(file, 3);
   const int32_t dead = group_of(f.placement, fourth)[0];
   ASSERT_NE(group_of(f.placement, first)[0], dead);
-  StorageClient client(f.w.env, f.w.client_host, f.backend(/*window_requests=*/1),
-                       {.name = "c"});
+  StorageClient client(f.w.env, f.w.client_host, f.backend(/*window_requests=*/1), {.name = "c"});
   Result<FileRead> read = Status::io_error("not run");
   f.w.env.spawn(f.w.client_host, "reader", [&] {
     ASSERT_TRUE(client.write_file(file, 32 * kMiB).ok());
