@@ -28,6 +28,76 @@ std::string mib(double bytes) {
   return num(bytes / (1 << 20)) + " MiB";
 }
 
+// The data requests one file read sends and the drive reads behind them (see the header).
+struct RequestShape {
+  double requests = 1, drive_ops = 1;
+  std::string text;  // "35 object read(s) of 4 MiB"
+};
+
+RequestShape request_shape(const Scenario& s, double file, double drives) {
+  RequestShape r;
+  switch (s.storage.design) {
+    case StorageDesign::kRados: {
+      const double object = static_cast<double>(s.storage.rados.object_size_bytes);
+      r.requests = std::ceil(file / object);
+      const int k = s.storage.rados.ec_k;
+      r.drive_ops = r.requests * (k > 0 ? k : 1);
+      r.text = num(r.requests) + " object read(s) of " + mib(file / r.requests) +
+               (k > 0 ? ", each " + std::to_string(k) + " shard reads" : "");
+      break;
+    }
+    case StorageDesign::kPfs: {
+      const PfsSpec& p = s.storage.pfs;
+      const double osts = drives;  // one OST per drive
+      const double stripe = static_cast<double>(p.stripe_size_bytes);
+      double count = p.stripe_count < 0 ? std::min(osts, 2000.0) : p.stripe_count;
+      count = std::max(1.0, std::min(count, std::ceil(file / stripe)));
+      const double rpc = static_cast<double>(4u << 20);
+      r.requests = count * std::ceil(file / count / rpc);
+      r.drive_ops = r.requests;
+      r.text = num(r.requests) + " RPC(s) of up to 4 MiB over " + num(count) + " OST(s)";
+      break;
+    }
+    case StorageDesign::kNfs: {
+      const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
+      r.requests = std::ceil(file / rsize);
+      r.drive_ops = r.requests;
+      r.text = num(r.requests) + " RPC(s) of " + mib(rsize);
+      break;
+    }
+  }
+  return r;
+}
+
+// Requests in flight per file read: the design's window.
+double window_of(const StorageSpec& st) {
+  switch (st.design) {
+    case StorageDesign::kRados:
+      return st.rados.inflight_objects;
+    case StorageDesign::kPfs:
+      return st.pfs.inflight_rpcs;
+    case StorageDesign::kNfs:
+      return st.nfs.inflight_rpcs;
+  }
+  return 1;
+}
+
+// The index of the most loaded entry, and the sum of the loads.
+size_t busiest(const std::vector<double>& load) {
+  return static_cast<size_t>(std::max_element(load.begin(), load.end()) - load.begin());
+}
+double total_of(const std::vector<double>& load) {
+  double total = 0;
+  for (double x : load) total += x;
+  return total;
+}
+
+// "storage2.drive5": a drive's topology name from its index.
+std::string drive_name(size_t index, int per_server) {
+  const size_t per = static_cast<size_t>(std::max(1, per_server));
+  return "storage" + std::to_string(index / per) + ".drive" + std::to_string(index % per);
+}
+
 }  // namespace
 
 ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topology& topology,
@@ -54,38 +124,9 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
   const double drives = static_cast<double>(c.storage.count) * c.storage.drives_per_node;
 
   // Requests per file and the drive reads behind them.
-  double requests = 1, drive_ops = 1;
-  std::string shape;
-  switch (s.storage.design) {
-    case StorageDesign::kRados: {
-      const double object = static_cast<double>(s.storage.rados.object_size_bytes);
-      requests = std::ceil(file / object);
-      const int k = s.storage.rados.ec_k;
-      drive_ops = requests * (k > 0 ? k : 1);
-      shape = num(requests) + " object read(s) of " + mib(file / requests) +
-              (k > 0 ? ", each " + std::to_string(k) + " shard reads" : "");
-      break;
-    }
-    case StorageDesign::kPfs: {
-      const PfsSpec& p = s.storage.pfs;
-      const double osts = drives;  // one OST per drive
-      const double stripe = static_cast<double>(p.stripe_size_bytes);
-      double count = p.stripe_count < 0 ? std::min(osts, 2000.0) : p.stripe_count;
-      count = std::max(1.0, std::min(count, std::ceil(file / stripe)));
-      const double rpc = static_cast<double>(4u << 20);
-      requests = count * std::ceil(file / count / rpc);
-      drive_ops = requests;
-      shape = num(requests) + " RPC(s) of up to 4 MiB over " + num(count) + " OST(s)";
-      break;
-    }
-    case StorageDesign::kNfs: {
-      const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
-      requests = std::ceil(file / rsize);
-      drive_ops = requests;
-      shape = num(requests) + " RPC(s) of " + mib(rsize);
-      break;
-    }
-  }
+  const RequestShape rs = request_shape(s, file, drives);
+  const double requests = rs.requests, drive_ops = rs.drive_ops;
+  const std::string& shape = rs.text;
   b.requests_per_file = requests;
   b.drive_ops_per_file = drive_ops;
 
@@ -106,18 +147,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
   const bool hdd = c.storage.drive.kind == DriveKind::kHdd && hdd_positioning_s;
   double drive_bytes_per_s = c.storage.drive.read_gbytes_per_s * 1e9;  // what one drive serves
   if (hdd) {
-    double window = 1;
-    switch (s.storage.design) {
-      case StorageDesign::kRados:
-        window = s.storage.rados.inflight_objects;
-        break;
-      case StorageDesign::kPfs:
-        window = s.storage.pfs.inflight_rpcs;
-        break;
-      case StorageDesign::kNfs:
-        window = s.storage.nfs.inflight_rpcs;
-        break;
-    }
+    const double window = window_of(s.storage);
     const double readers =
         static_cast<double>(c.clients.count) * c.clients.accelerators_per_node * w.read_threads;
     const double q = std::max(1.0, readers * std::min(window, requests) / drives);
@@ -133,27 +163,23 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
   // Drives and storage servers as placed: the busiest one's capacity over its share.
   if (placement != nullptr && !placement->drive_bytes.empty()) {
     const auto& bytes = placement->drive_bytes;
-    double total = 0;
-    for (double x : bytes) total += x;
+    const double total = total_of(bytes);
     const size_t n = bytes.size();
     if (total > 0) {
-      const size_t hot =
-          static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+      const size_t hot = busiest(bytes);
       const double share = bytes[hot] / total;
       const double bw = drive_bytes_per_s;
       const double repeat = placement->repeat;
       add("drives as placed", repeat * bw / share / file,
-          "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +
-              std::to_string(hot / placement->drives_per_server) + ".drive" +
-              std::to_string(hot % placement->drives_per_server) + ") serves " +
+          "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (" +
+              drive_name(hot, placement->drives_per_server) + ") serves " +
               num(100 * share / repeat) + "% of the reads (" + num(100 / (n * repeat)) +
               "% if even): " + num(bw / 1e9) + " GB/s / " + num(share / repeat) + " = " +
               num(repeat * bw / share / 1e9) + " GB/s");
       const int per = std::max(1, placement->drives_per_server);
       std::vector<double> server(std::max<size_t>(1, (n + per - 1) / per), 0.0);
       for (size_t d = 0; d < n; ++d) server[d / per] += bytes[d];
-      const size_t hs =
-          static_cast<size_t>(std::max_element(server.begin(), server.end()) - server.begin());
+      const size_t hs = busiest(server);
       const double sshare = server[hs] / total;
       const NicSpec& nic = c.storage.nic;
       double nic_bw = nic.count * nic.profile.ports * nic.profile.gbps * 1e9 / 8 * eff;
@@ -172,19 +198,16 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
                 num(repeat * nic_bw / sshare / 1e9) + " GB/s");
       }
       const auto& ops = placement->drive_ops;
-      double ops_total = 0;
-      for (double x : ops) ops_total += x;
+      const double ops_total = total_of(ops);
       if (c.storage.drive.read_kiops > 0 && ops.size() == n && ops_total > 0) {
-        const size_t ho =
-            static_cast<size_t>(std::max_element(ops.begin(), ops.end()) - ops.begin());
+        const size_t ho = busiest(ops);
         const double oshare = ops[ho] / ops_total;
         const double iops = c.storage.drive.read_kiops * 1e3;
         // Total drive operations per second when the busiest drive runs at its rated IOPS.
         const double total_ops = repeat * iops / oshare;
         add("drive IOPS as placed", total_ops / drive_ops,
-            "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (storage" +
-                std::to_string(ho / placement->drives_per_server) + ".drive" +
-                std::to_string(ho % placement->drives_per_server) + ") serves " +
+            "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (" +
+                drive_name(ho, placement->drives_per_server) + ") serves " +
                 num(100 * oshare / repeat) + "% of the drive reads: " + num(iops) + " IOPS / " +
                 num(oshare / repeat) + " / " + num(drive_ops) + " drive read(s)" + per_file);
       }
