@@ -38,7 +38,7 @@ struct NicProfile {
 // How a storage protocol costs: per message and per byte, on both ends.
 struct ProtocolProfile {
   // rdma, tcp (Ceph's messenger), nvmeof-rdma, nvme-tcp, iscsi, nfs-rdma, nfs-tcp, lnet-rdma,
-  // lnet-tcp (Lustre LNet)
+  // lnet-tcp (Lustre LNet), local-nvme (a node's own drives)
   std::string name;
   double message_latency_us = 0;    // software latency added to each message, one way
   double client_cpu_us_per_op = 0;  // CPU time per request on the client

@@ -65,6 +65,13 @@ RequestShape request_shape(const Scenario& s, double file, double drives) {
       r.text = num(r.requests) + " RPC(s) of " + mib(rsize);
       break;
     }
+    case StorageDesign::kLocal: {
+      const double io = static_cast<double>(s.storage.local.io_bytes);
+      r.requests = std::ceil(file / io);
+      r.drive_ops = r.requests;
+      r.text = num(r.requests) + " block read(s) of " + mib(io);
+      break;
+    }
   }
   return r;
 }
@@ -78,6 +85,8 @@ double window_of(const StorageSpec& st) {
       return st.pfs.inflight_rpcs;
     case StorageDesign::kNfs:
       return st.nfs.inflight_rpcs;
+    case StorageDesign::kLocal:
+      return st.local.inflight_ios;
   }
   return 1;
 }
@@ -92,10 +101,13 @@ double total_of(const std::vector<double>& load) {
   return total;
 }
 
-// "storage2.drive5": a drive's topology name from its index.
-std::string drive_name(size_t index, int per_server) {
+// "storage2.drive5" (design local: "client2.local.drive5"): a drive's topology name from its
+// index.
+std::string drive_name(size_t index, int per_server, const StorageNodesSpec& nodes) {
   const size_t per = static_cast<size_t>(std::max(1, per_server));
-  return "storage" + std::to_string(index / per) + ".drive" + std::to_string(index % per);
+  const std::string server = std::to_string(index / per);
+  return (nodes.in_client_nodes ? "client" + server + ".local" : "storage" + server) + ".drive" +
+         std::to_string(index % per);
 }
 
 }  // namespace
@@ -172,7 +184,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       const double repeat = placement->repeat;
       add("drives as placed", repeat * bw / share / file,
           "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (" +
-              drive_name(hot, placement->drives_per_server) + ") serves " +
+              drive_name(hot, placement->drives_per_server, c.storage) + ") serves " +
               num(100 * share / repeat) + "% of the reads (" + num(100 / (n * repeat)) +
               "% if even): " + num(bw / 1e9) + " GB/s / " + num(share / repeat) + " = " +
               num(repeat * bw / share / 1e9) + " GB/s");
@@ -186,7 +198,9 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       const bool internal =
           c.storage.server_gbytes_per_s > 0 && c.storage.server_gbytes_per_s * 1e9 < nic_bw;
       if (internal) nic_bw = c.storage.server_gbytes_per_s * 1e9;
-      if (nic_bw > 0) {
+      // (Design local: each node's drive path is in the data path, and every node's drives
+      // carry its own reads.)
+      if (nic_bw > 0 && !c.storage.in_client_nodes) {
         add("storage servers as placed", repeat * nic_bw / sshare / file,
             "the busiest of " + num(static_cast<double>(server.size()) * repeat) +
                 " storage servers (storage" + std::to_string(hs) + ") sends " +
@@ -207,7 +221,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
         const double total_ops = repeat * iops / oshare;
         add("drive IOPS as placed", total_ops / drive_ops,
             "the busiest of " + num(static_cast<double>(n) * repeat) + " drives (" +
-                drive_name(ho, placement->drives_per_server) + ") serves " +
+                drive_name(ho, placement->drives_per_server, c.storage) + ") serves " +
                 num(100 * oshare / repeat) + "% of the drive reads: " + num(iops) + " IOPS / " +
                 num(oshare / repeat) + " / " + num(drive_ops) + " drive read(s)" + per_file);
       }

@@ -56,6 +56,9 @@ struct StorageNodesSpec {
   // What one server moves at most between its drives and its NICs, 10^9 bytes/s (a
   // controller's, PCIe's or memory's limit in an appliance); 0: only its NICs and drives limit.
   double server_gbytes_per_s = 0;
+  // Design "local": the drives sit inside the client nodes. Storage node i is then client node
+  // i's drive set, linked to that node alone by its PCIe path (no NIC, no server CPU).
+  bool in_client_nodes = false;
 };
 
 struct ClusterSpec {
@@ -66,7 +69,10 @@ struct ClusterSpec {
 
 // ---- storage design
 
-enum class StorageDesign { kRados, kPfs, kNfs };
+// rados: Ceph RADOS with CRUSH; pfs: a Lustre-style parallel file system; nfs: NFS filer
+// heads; local: each client node reads its own NVMe drives (a copy of the dataset on every
+// node, as single-node MLPerf Storage results and node-local caches do).
+enum class StorageDesign { kRados, kPfs, kNfs, kLocal };
 
 // Ceph's failure detection and recovery throttles (docs/recovery.md), option names in the
 // comments, defaults for flash.
@@ -140,12 +146,21 @@ struct NfsSpec {
   double mount_gbytes_per_s = 0;
 };
 
+struct LocalSpec {
+  // Every client node holds the whole dataset on its own drives (a local file system striped
+  // over them, as md RAID 0 or a striped XFS); a file read is block reads of io_bytes, up to
+  // inflight_ios of them in flight, each served by whichever of the node's drives is free.
+  uint64_t io_bytes = 1ull << 20;  // one block read (the kernel's max_sectors_kb, read-ahead)
+  int inflight_ios = 8;            // block reads in flight per file read
+};
+
 struct StorageSpec {
   StorageDesign design = StorageDesign::kRados;
   ProtocolProfile protocol;
   RadosSpec rados;
   PfsSpec pfs;
   NfsSpec nfs;
+  LocalSpec local;
 };
 
 // ---- workloads

@@ -741,6 +741,17 @@ ProtocolProfile parse_protocol(const Obj& storage, StorageDesign design) {
     p.cpu_us_per_mib = o.number("cpu_us_per_mib", {0, false, 1e6}, p.cpu_us_per_mib);
     p.efficiency = o.number("efficiency", {0.001, false, 1}, p.efficiency);
     p.zero_copy = o.boolean("zero_copy", p.zero_copy);
+    if (design == StorageDesign::kLocal) {
+      // No network and no server: these would have nothing to act on.
+      for (const char* key : {"efficiency", "server_cpu_us_per_op"}) {
+        if (o.has(key)) {
+          o.fail(key,
+                 "applies to a protocol over a network to a server; design 'local' reads "
+                 "the node's own drives (their rated bandwidth is goodput, the node's CPU "
+                 "per I/O is client_cpu_us_per_op)");
+        }
+      }
+    }
   } else {
     storage.expected("protocol", "a protocol name or an object with a 'profile'");
   }
@@ -774,7 +785,8 @@ FabricSpec parse_fabric(const Obj& o) {
   return f;
 }
 
-ClusterSpec parse_cluster(const Obj& o) {
+// `local`: storage.design is "local" (the drives sit inside the client nodes).
+ClusterSpec parse_cluster(const Obj& o, bool local) {
   ClusterSpec c;
   {
     const Obj cl =
@@ -794,7 +806,27 @@ ClusterSpec parse_cluster(const Obj& o) {
     const Obj st =
         o.object("storage", {"count", "drive", "nic", "cpu_cores", "server_gbytes_per_s"});
     StorageNodesSpec& s = c.storage;
-    s.count = st.int32("count", {1, kMaxDrives}, std::nullopt);
+    if (local) {
+      // Each client node's own drives: one drive set per client node, no NIC, no server CPU.
+      s.in_client_nodes = true;
+      for (const char* key : {"nic", "cpu_cores"}) {
+        if (st.has(key)) {
+          st.fail(key, std::string("applies to storage servers on the fabric; design 'local' has "
+                                   "the drives inside the client nodes (their NICs and CPUs are "
+                                   "cluster.clients')"));
+        }
+      }
+      const int nodes = c.clients.count;
+      s.count = st.int32("count", {1, kMaxDrives}, nodes);
+      if (s.count != nodes) {
+        st.fail("count", "expected " + std::to_string(nodes) +
+                             " (design 'local': one drive set in each client node, "
+                             "cluster.clients.count), found " +
+                             std::to_string(s.count));
+      }
+    } else {
+      s.count = st.int32("count", {1, kMaxDrives}, std::nullopt);
+    }
     const Obj drive =
         st.object("drive", {"profile", "count", "kind", "capacity_tb", "read_gbytes_per_s",
                             "write_gbytes_per_s", "read_kiops", "write_kiops", "read_latency_us",
@@ -808,8 +840,10 @@ ClusterSpec parse_cluster(const Obj& o) {
                               std::to_string(s.drives_per_node) + " = " +
                               std::to_string(int64_t{s.count} * s.drives_per_node));
     }
-    s.nic = parse_nic(st.object("nic", kNicKeys));
-    s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
+    if (!local) {
+      s.nic = parse_nic(st.object("nic", kNicKeys));
+      s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
+    }
     s.server_gbytes_per_s =
         st.number("server_gbytes_per_s", {0, false, 100000}, s.server_gbytes_per_s);
   }
@@ -1054,15 +1088,25 @@ NfsSpec parse_nfs(const Obj& o) {
   return n;
 }
 
+LocalSpec parse_local(const Obj& o) {
+  LocalSpec l;
+  // Block reads of 4 KiB pages up to 4 MiB (Linux's max_sectors_kb for NVMe is at most a few
+  // MiB; larger reads are split).
+  l.io_bytes = o.size_bytes("io_kib", kKiB, "KiB", 4 * kKiB, 4 * kMiB, 4 * kKiB, l.io_bytes);
+  l.inflight_ios = o.int32("inflight_ios", {1, 1024}, l.inflight_ios);
+  return l;
+}
+
 StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
   StorageSpec s;
   s.design = o.choice<StorageDesign>("design",
                                      {{"rados", StorageDesign::kRados},
                                       {"pfs", StorageDesign::kPfs},
-                                      {"nfs", StorageDesign::kNfs}},
+                                      {"nfs", StorageDesign::kNfs},
+                                      {"local", StorageDesign::kLocal}},
                                      std::nullopt);
   const std::string design(storage_design_name(s.design));
-  for (const char* section : {"rados", "pfs", "nfs"}) {
+  for (const char* section : {"rados", "pfs", "nfs", "local"}) {
     if (o.has(section) && design != section) {
       o.fail(section, "applies to design '" + std::string(section) + "', but storage.design is '" +
                           design + "'");
@@ -1091,6 +1135,9 @@ StorageSpec parse_storage(const Obj& o, const ClusterSpec& cluster) {
       if (o.has("nfs")) {
         s.nfs = parse_nfs(o.object("nfs", {"rsize_kib", "inflight_rpcs", "mount_gbytes_per_s"}));
       }
+      break;
+    case StorageDesign::kLocal:
+      if (o.has("local")) s.local = parse_local(o.object("local", {"io_kib", "inflight_ios"}));
       break;
   }
   return s;
@@ -1156,10 +1203,17 @@ WorkloadSpec parse_workload(const Obj& o, const AcceleratorProfile& accelerator)
 }
 
 // Keys of one workload kind that the other does not take.
-const std::vector<std::string_view> kTrainingKeys = {
-    "sample_size_mib",  "samples_per_file",   "files",  "batch_size",   "read_threads",
-    "prefetch_batches", "decode_cpu_us_per_sample", "compute_s_per_step", "epochs", "au_threshold",
-    "file_format"};
+const std::vector<std::string_view> kTrainingKeys = {"sample_size_mib",
+                                                     "samples_per_file",
+                                                     "files",
+                                                     "batch_size",
+                                                     "read_threads",
+                                                     "prefetch_batches",
+                                                     "decode_cpu_us_per_sample",
+                                                     "compute_s_per_step",
+                                                     "epochs",
+                                                     "au_threshold",
+                                                     "file_format"};
 const std::vector<std::string_view> kCheckpointKeys = {
     "model_gb",          "optimizer_gb",  "tensor_parallel",
     "pipeline_parallel", "data_parallel", "checkpoints",
@@ -1623,9 +1677,13 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>()
                                         : static_cast<uint64_t>(*as_integer(*seed));
   }
-  s.cluster = parse_cluster(root.object("cluster", {"clients", "storage", "fabric"}));
-  s.storage = parse_storage(root.object("storage", {"design", "protocol", "rados", "pfs", "nfs"}),
-                            s.cluster);
+  // The design decides what cluster.storage describes (servers, or the clients' own drives).
+  const json* storage = root.find("storage");
+  const bool local = storage != nullptr && storage->is_object() && storage->contains("design") &&
+                     (*storage)["design"] == "local";
+  s.cluster = parse_cluster(root.object("cluster", {"clients", "storage", "fabric"}), local);
+  s.storage = parse_storage(
+      root.object("storage", {"design", "protocol", "rados", "pfs", "nfs", "local"}), s.cluster);
   s.workloads = parse_workloads(root, s.cluster);
   for (size_t i = 0; i < s.workloads.size(); ++i) {
     const WorkloadKind k = s.workloads[i].kind;
@@ -1642,6 +1700,25 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
                "a checkpoint beside a training_read workload is simulated for design 'rados', "
                "found '" +
                    std::string(storage_design_name(s.storage.design)) + "'");
+    }
+    if (k == WorkloadKind::kTrainingRead && s.storage.design == StorageDesign::kLocal) {
+      // Every node holds the whole dataset.
+      const TrainingWorkload& t = s.workloads[i].training;
+      const double dataset =
+          static_cast<double>(t.files) * t.samples_per_file * t.sample_bytes_mean;
+      const double node =
+          s.cluster.storage.drives_per_node * s.cluster.storage.drive.capacity_tb * 1e12;
+      if (dataset > node) {
+        ctx.fail("workloads[" + std::to_string(i) + "].files",
+                 "expected a dataset that fits on one node's drives (design 'local' keeps a copy "
+                 "on every node): " +
+                     num(node / 1e12) + " TB, found " + num(dataset / 1e12) + " TB");
+      }
+    }
+    if (k == WorkloadKind::kCheckpoint && s.storage.design == StorageDesign::kLocal) {
+      ctx.fail("workloads[" + std::to_string(i) + "].type",
+               "checkpoints are simulated to shared storage (designs 'rados', 'pfs', 'nfs'), "
+               "found design 'local'");
     }
     if ((k == WorkloadKind::kBlock || k == WorkloadKind::kBootStorm) &&
         s.storage.design != StorageDesign::kRados) {
@@ -1747,10 +1824,13 @@ Result<Scenario> load_scenario(const std::string& path) {
 std::string scenario_summary(const Scenario& s) {
   const ClientNodesSpec& c = s.cluster.clients;
   const StorageNodesSpec& st = s.cluster.storage;
-  std::string out = plural(c.count, "client", "clients") + " x " +
-                    std::to_string(c.accelerators_per_node) + " " + c.accelerator.name + ", " +
-                    plural(st.count, "storage node", "storage nodes") + " x " +
-                    std::to_string(st.drives_per_node) + " " + st.drive.name + ", ";
+  std::string out =
+      plural(c.count, "client", "clients") + " x " + std::to_string(c.accelerators_per_node) + " " +
+      c.accelerator.name + ", " +
+      (st.in_client_nodes ? std::to_string(st.drives_per_node) + " " + st.drive.name + " in each"
+                          : plural(st.count, "storage node", "storage nodes") + " x " +
+                                std::to_string(st.drives_per_node) + " " + st.drive.name) +
+      ", ";
   out += std::string(storage_design_name(s.storage.design));
   switch (s.storage.design) {
     case StorageDesign::kRados:
@@ -1766,6 +1846,9 @@ std::string scenario_summary(const Scenario& s) {
              ")";
       break;
     case StorageDesign::kNfs:
+      break;
+    case StorageDesign::kLocal:
+      out += " (each node reads its own copy)";
       break;
   }
   out += " over " + s.storage.protocol.name + ", workloads: ";

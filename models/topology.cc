@@ -106,7 +106,7 @@ Status validate(const ClusterSpec& cluster, int mds_count) {
       expect_positive("storage.drive.read_gbytes_per_s", s.drive.read_gbytes_per_s),
       expect_positive("storage.drive.write_gbytes_per_s", s.drive.write_gbytes_per_s),
       expect_non_negative("storage.drive.read_latency_us", s.drive.read_latency_us),
-      validate_nic("storage.nic", s.nic),
+      s.in_client_nodes ? Status::ok_status() : validate_nic("storage.nic", s.nic),
       expect_count("mds_count", mds_count, 0),
       expect_count("fabric.hosts_per_leaf", f.hosts_per_leaf, 1),
       expect_count("fabric.uplinks_per_leaf", f.uplinks_per_leaf, 0, kMaxUplinksPerLeaf),
@@ -230,7 +230,9 @@ class Builder {
     }
     const StorageNodesSpec& s = cluster_.storage;
     for (int i = 0; i < s.count; ++i) {
-      const std::string name = "storage" + std::to_string(i);
+      // Design "local": client i's own drive set, "client3.local" with "client3.local.drive0".
+      const std::string name = s.in_client_nodes ? "client" + std::to_string(i) + ".local"
+                                                 : "storage" + std::to_string(i);
       const int server = add_node(name, NodeKind::kStorage, i);
       for (int d = 0; d < s.drives_per_node; ++d) {
         add_node(name + ".drive" + std::to_string(d), NodeKind::kDrive, i * s.drives_per_node + d,
@@ -261,9 +263,19 @@ class Builder {
     for (size_t i = 0; i < t_.storage.size(); ++i) {
       const int server = t_.storage[i];
       const std::string& name = t_.nodes[server].name;
-      add_link(name + ".nic", LinkRole::kStorageNic, server, edge_of[server],
-               storage_nic_bytes_per_s(), storage_nic_bytes_per_s(),
-               s.nic.profile.latency_us * 1e-6, s.nic.count * s.nic.profile.ports);
+      if (s.in_client_nodes) {
+        // The node's PCIe path from its drives to its CPU and memory: the node's limit
+        // (server_gbytes_per_s: a PCIe switch's uplink), else the drives' sum.
+        const double limit = s.server_gbytes_per_s * 1e9;
+        const double reads = s.drives_per_node * s.drive.read_gbytes_per_s * 1e9;
+        const double writes = s.drives_per_node * s.drive.write_gbytes_per_s * 1e9;
+        add_link(name + ".pcie", LinkRole::kStorageNic, server, t_.clients[i],
+                 limit > 0 ? limit : reads, limit > 0 ? limit : writes, 0, 1);
+      } else {
+        add_link(name + ".nic", LinkRole::kStorageNic, server, edge_of[server],
+                 storage_nic_bytes_per_s(), storage_nic_bytes_per_s(),
+                 s.nic.profile.latency_us * 1e-6, s.nic.count * s.nic.profile.ports);
+      }
       for (int d = 0; d < s.drives_per_node; ++d) {
         const int drive = t_.drives[i * static_cast<size_t>(s.drives_per_node) + d];
         add_link(t_.nodes[drive].name + ".link", LinkRole::kDrive, drive, server,
@@ -320,8 +332,9 @@ class Builder {
   Topology take() { return std::move(t_); }
 
   // Storage servers then MDS, in index order.
+  // (Design "local": its drive sets are inside the clients, not on the fabric.)
   std::vector<int> storage_hosts() const {
-    std::vector<int> hosts = t_.storage;
+    std::vector<int> hosts = cluster_.storage.in_client_nodes ? std::vector<int>{} : t_.storage;
     hosts.insert(hosts.end(), t_.mds.begin(), t_.mds.end());
     return hosts;
   }
@@ -559,6 +572,8 @@ Noun noun_of(const TopologyLink& link) {
       if (ends_with(".controller")) {
         return {"storage server's internal limit", "storage servers' internal limits"};
       }
+      if (ends_with(".pcie"))
+        return {"node's local-drive PCIe path", "nodes' local-drive PCIe paths"};
       return {"storage NIC", "storage NICs"};
     case LinkRole::kDrive:
       return {"drive", "drives"};
@@ -649,7 +664,7 @@ MaxFlowBound read_max_flow(const Topology& topology) {
         net.add_arc(l.a, l.b, link, forward);
         total += forward;
         break;
-      case LinkRole::kStorageNic:    // server -> leaf
+      case LinkRole::kStorageNic:    // server -> leaf (design "local": drive set -> client)
       case LinkRole::kClientMemory:  // client -> sink
         net.add_arc(l.a, l.b, link, forward);
         total += forward;

@@ -32,7 +32,7 @@ enum class NodeKind {
 enum class LinkRole {
   kClientNic,     // client <-> its leaf (all NICs of the node together)
   kClientMemory,  // client -> client sink: the bounce-buffer copy or the GPUDirect PCIe path
-  kStorageNic,    // storage server <-> its leaf
+  kStorageNic,    // storage server <-> its leaf (design local: a node's drives' PCIe path)
   kDrive,         // drive <-> its storage server
   kMdsNic,        // metadata server <-> its leaf
   kFabric,        // switch <-> switch (aggregated uplinks)

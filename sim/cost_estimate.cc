@@ -125,6 +125,8 @@ double request_bytes(const models::Scenario& s, const RunPlan& plan, bool checkp
       const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
       return (coalesced || checkpoint) ? std::max(rsize, unit) : rsize;
     }
+    case StorageDesign::kLocal:  // a node's own block reads, never coalesced
+      return static_cast<double>(s.storage.local.io_bytes);
   }
   return 4 * kMiB;
 }
@@ -136,6 +138,7 @@ int osd_workers(const models::Scenario& s, bool checkpoint, bool block) {
     case StorageDesign::kPfs:
       return 4;
     case StorageDesign::kNfs:
+    case StorageDesign::kLocal:
       return 2;
   }
   return 4;
@@ -248,7 +251,8 @@ Load training_load(const models::Scenario& s, const RunPlan& plan, double read_b
   // A parallel file system opens and closes every file at its metadata servers.
   double bound = read_bound;
   if (s.storage.design == StorageDesign::kPfs) {
-    bound = std::min(bound, s.storage.pfs.mds_count * s.storage.pfs.file_reads_per_s() * file_bytes);
+    bound =
+        std::min(bound, s.storage.pfs.mds_count * s.storage.pfs.file_reads_per_s() * file_bytes);
   }
   const double rate = std::max(1.0, std::min(demand, bound));
   const double epoch_s = dataset_bytes / rate;
@@ -290,6 +294,9 @@ Load training_load(const models::Scenario& s, const RunPlan& plan, double read_b
       per_file = std::max(1, static_cast<int>(rpc * rpcs / std::max(rpc, unit)));
       break;
     }
+    case StorageDesign::kLocal:
+      per_file = s.storage.local.inflight_ios;
+      break;
   }
   const double per_file_requests =
       std::max(1.0, std::min<double>(per_file, std::ceil(file_bytes / unit)));
@@ -557,9 +564,9 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
   int64_t actors = drives_sim * (osd_workers(s, checkpoint, block) + 1) + 8;
   if (s.storage.design == StorageDesign::kPfs) {
     const models::PfsSpec& pfs = s.storage.pfs;
-    const double ops = std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(),
-                                 pfs.stat_per_s()}) /
-                       std::max(1, plan.slice_factor);
+    const double ops =
+        std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(), pfs.stat_per_s()}) /
+        std::max(1, plan.slice_factor);
     const double parallel = std::max(1.0, std::round(ops * s.storage.pfs.mds_latency_us * 1e-6));
     actors += static_cast<int64_t>(std::min(parallel, 1e15)) * s.storage.pfs.mds_count;
   }

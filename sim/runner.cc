@@ -132,12 +132,15 @@ RunPlan plan_run(const Scenario& s) {
                      : s.storage.pfs.inflight_rpcs;
       break;
     case StorageDesign::kNfs:
-      per_file = coalesce_in_slice(s)
-                     ? static_cast<int>(std::max<uint64_t>(
-                           1, s.storage.nfs.rsize_bytes * s.storage.nfs.inflight_rpcs /
-                                  std::max(s.storage.nfs.rsize_bytes,
-                                           s.simulation.transfer_unit_bytes)))
-                     : s.storage.nfs.inflight_rpcs;
+      per_file =
+          coalesce_in_slice(s)
+              ? static_cast<int>(std::max<uint64_t>(
+                    1, s.storage.nfs.rsize_bytes * s.storage.nfs.inflight_rpcs /
+                           std::max(s.storage.nfs.rsize_bytes, s.simulation.transfer_unit_bytes)))
+              : s.storage.nfs.inflight_rpcs;
+      break;
+    case StorageDesign::kLocal:
+      per_file = s.storage.local.inflight_ios;
       break;
   }
   Fidelity f = s.simulation.fidelity;
@@ -189,9 +192,18 @@ RunPlan plan_run(const Scenario& s) {
       return 0;
     };
     int m = 1;
+    const bool local = s.storage.design == StorageDesign::kLocal;
     // (Failures name OSDs of the whole cluster: every server is simulated.)
-    if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() && !checkpoint &&
-        !models::has_failures(s)) {
+    if (local) {
+      // Every node reads only its own drives: the slice's nodes keep theirs, at full capacity.
+      for (int k = n; k >= 1; --k) {
+        if (n % k == 0 && n / k >= s.simulation.representative_nodes) {
+          m = k;
+          break;
+        }
+      }
+    } else if (servers > kMaxSlicedServers && s.storage.rados.crush_map_path.empty() &&
+               !checkpoint && !models::has_failures(s)) {
       for (int cand = servers / kMaxSlicedServers; cand > 1; --cand) {
         if (servers % cand == 0 && choose_k(cand) > 0) {
           m = cand;
@@ -199,13 +211,18 @@ RunPlan plan_run(const Scenario& s) {
         }
       }
     }
-    p.slice_factor = std::max(1, choose_k(m));
+    p.slice_factor = local ? m : std::max(1, choose_k(m));
     p.storage_factor = m;
-    p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against " +
-                (m == 1 ? std::string("every storage server")
-                        : "1/" + std::to_string(m) + " of the storage servers") +
-                " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) +
-                " of its capacity";
+    if (local) {
+      p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes, each reading " +
+                  "its own drives";
+    } else {
+      p.reason += ", 1/" + std::to_string(p.slice_factor) + " of the client nodes against " +
+                  (m == 1 ? std::string("every storage server")
+                          : "1/" + std::to_string(m) + " of the storage servers") +
+                  " at " + std::to_string(m) + "/" + std::to_string(p.slice_factor) +
+                  " of its capacity";
+    }
   }
   // A failure scenario runs to the end: the failures break any steady state.
   p.allow_early_stop = s.simulation.stop_at_steady_state && !models::has_failures(s);
@@ -494,8 +511,8 @@ double tib_weight(double capacity_tb) {
 // step's processing (its I/O wait and its compute).
 double partial_au(const services::ConsumerMetrics& m, double compute_s_per_step, double now_s) {
   if (m.steps <= 0) return 0;
-  const double first_step = (m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front()) +
-                            compute_s_per_step;
+  const double first_step =
+      (m.step_io_wait_s.empty() ? 0.0 : m.step_io_wait_s.front()) + compute_s_per_step;
   const double span = (m.end_s > 0 ? m.end_s : now_s) - m.start_s - first_step;
   const double compute = static_cast<double>(m.steps - 1) * compute_s_per_step;
   return span > 0 ? std::min(1.0, compute / span) : 0.0;
@@ -1158,6 +1175,17 @@ Result<nlohmann::json> run_block(BlockRun r) {
   return report;
 }
 
+// The backend client node `c` reads through: design local's clients each read their own drives.
+services::StorageBackend backend_of_client(const services::StorageBackend& backend,
+                                           const Scenario& s, int c) {
+  services::StorageBackend b = backend;
+  if (auto* nf = std::get_if<services::NfsBackend>(&b);
+      nf && s.storage.design == StorageDesign::kLocal) {
+    nf->local_head = c;
+  }
+  return b;
+}
+
 // The bytes and drive reads one epoch puts on each simulated drive: the read plans of up to
 // 20,000 files of the dataset (the first ones: files are placed independently of their order),
 // exactly as the clients will send them.
@@ -1202,11 +1230,23 @@ models::PlacementLoad placement_load(const services::Dataset& dataset,
       if (it == p->layouts->end()) continue;
       auto reads = services::pfs_reads(it->second, f.path, 0, f.size_bytes, p->max_request_bytes);
       if (!reads.ok()) continue;
-      for (const auto& read : *reads) put(id_of(read.endpoint), static_cast<double>(read.length_bytes));
+      for (const auto& read : *reads)
+        put(id_of(read.endpoint), static_cast<double>(read.length_bytes));
     } else if (const auto* nf = std::get_if<services::NfsBackend>(&backend)) {
-      // The file lives on its head, striped over the head's drives.
-      const int head = services::nfs_head_of(f.path, nf->heads);
+      // The file lives on its head, striped over the head's drives. (Design local: every node
+      // has it, and the node that reads it is any one, so each node's drives carry an even
+      // share.)
       const int per = s.cluster.storage.drives_per_node;
+      if (s.cluster.storage.in_client_nodes) {
+        for (size_t d = 0; d < drives; ++d) {
+          load.drive_bytes[d] += static_cast<double>(f.size_bytes) / static_cast<double>(drives);
+          load.drive_ops[d] +=
+              std::ceil(static_cast<double>(f.size_bytes) / static_cast<double>(nf->rsize_bytes)) /
+              static_cast<double>(drives);
+        }
+        continue;
+      }
+      const int head = services::nfs_head_of(f.path, nf->heads);
       const double requests =
           std::ceil(static_cast<double>(f.size_bytes) / static_cast<double>(nf->rsize_bytes));
       for (int d = 0; d < per; ++d) {
@@ -1327,11 +1367,17 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (s.storage.design == StorageDesign::kNfs) {
     cap_links(LinkRole::kClientNic, s.storage.nfs.mount_gbytes_per_s * 1e9, ".mount");
   }
-  cap_links(LinkRole::kStorageNic, s.cluster.storage.server_gbytes_per_s * 1e9, ".controller");
-  // The protocol's per-message software latency, paid once per message at the client NIC. A
-  // drive's latency is paid in its DriveQueue (drive_model.h), not on its link.
+  // (Design local: the topology already sized each node's drive path from it.)
+  if (!s.cluster.storage.in_client_nodes) {
+    cap_links(LinkRole::kStorageNic, s.cluster.storage.server_gbytes_per_s * 1e9, ".controller");
+  }
+  // The protocol's per-message software latency, paid once per message at the client's first
+  // hop: its NIC, or in design local its drives' PCIe path. A drive's latency is paid in its
+  // DriveQueue (drive_model.h), not on its link.
+  const LinkRole first_hop =
+      s.cluster.storage.in_client_nodes ? LinkRole::kStorageNic : LinkRole::kClientNic;
   for (auto& l : topology->links) {
-    if (l.role == LinkRole::kClientNic) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
+    if (l.role == first_hop) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
     if (l.role == LinkRole::kDrive && !std::getenv("GRANARY_NO_DRIVE_MODEL")) l.latency_s = 0;
   }
 
@@ -1576,9 +1622,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     // service time at the highest of the rates, which sets the workers in parallel.
     const models::PfsSpec& pfs = s.storage.pfs;
     const double service_s = pfs.mds_latency_us * 1e-6;
-    const double top = std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(),
-                                 pfs.stat_per_s()}) /
-                       k;
+    const double top =
+        std::max({pfs.open_per_s(), pfs.close_per_s(), pfs.create_per_s(), pfs.stat_per_s()}) / k;
     const int parallel = std::max(1, static_cast<int>(std::lround(top * service_s)));
     for (int m = 0; m < mds_count; ++m) {
       services::MetadataServiceOptions o;
@@ -1608,7 +1653,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   } else {
     // NFS: each storage node is a filer head; its files are striped over its drives, so every
     // drive serves the head's export: one service per drive, all on the head's endpoint, and
-    // an RPC goes to whichever drive's worker is free.
+    // an RPC goes to whichever drive's worker is free. Design local is the same per node: the
+    // node's file system striped over its own drives, every file on every node, each client
+    // reading its own "head" (services::NfsBackend::local_head).
     const int heads = s.cluster.storage.count;
     world.index = std::make_unique<services::DatasetObjectIndex>(
         *world.dataset, services::DatasetObjectIndex::Naming::kNfs);
@@ -1630,9 +1677,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
             env, env.host_of_drive(drive), env.device(drive), store, o));
       }
     }
-    uint64_t rsize = s.storage.nfs.rsize_bytes;
-    int inflight = s.storage.nfs.inflight_rpcs;
-    if (((k > 1 && coalesce_in_slice(s)) || checkpoint) &&
+    const bool local = s.storage.design == StorageDesign::kLocal;
+    uint64_t rsize = local ? s.storage.local.io_bytes : s.storage.nfs.rsize_bytes;
+    int inflight = local ? s.storage.local.inflight_ios : s.storage.nfs.inflight_rpcs;
+    if (!local && ((k > 1 && coalesce_in_slice(s)) || checkpoint) &&
         s.simulation.transfer_unit_bytes > rsize) {  // as for pfs
       const uint64_t bytes_in_flight = rsize * static_cast<uint64_t>(inflight);
       rsize = s.simulation.transfer_unit_bytes;
@@ -1779,7 +1827,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
                               engine, world, backend, drive_timing});
   }
   // How the (simulated) dataset lies on the drives, for the bounds as placed.
-  const models::PlacementLoad load = placement_load(*world.dataset, backend, s, plan.storage_factor);
+  const models::PlacementLoad load =
+      placement_load(*world.dataset, backend, s, plan.storage_factor);
 
   // ---- clients
   const int accel = s.cluster.clients.accelerators_per_node;
@@ -1794,7 +1843,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     services::StorageClientOptions co;
     co.name = "client" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
-    node.client = std::make_unique<services::StorageClient>(env, node.host, backend, co);
+    node.client = std::make_unique<services::StorageClient>(env, node.host,
+                                                            backend_of_client(backend, s, c), co);
     for (int g = 0; g < accel; ++g) {
       services::GpuConsumerOptions go;
       go.name = co.name + ".gpu" + std::to_string(g);
@@ -1876,9 +1926,12 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   for (size_t i = 0; i < topology->links.size(); ++i) {
     if (topology->links[i].role == LinkRole::kClientMemory) sink_links.push_back(i);
   }
+  const double mean_sample_bytes =
+      static_cast<double>(world.dataset->total_bytes()) /
+      (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
   env.spawn(monitor_host, "monitor", [&] {
-    double last_flowing = 0;  // the sinks' links' usage at the last tick
-    double& warm_s = warm_at_s;       // when every loader had done its first two steps
+    double last_flowing = 0;     // the sinks' links' usage at the last tick
+    double& warm_s = warm_at_s;  // when every loader had done its first two steps
     for (;;) {
       env.sleep_s(interval_s);
       const double now = env.now_s();
@@ -1965,8 +2018,16 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
             }
             if (!enough) break;
           }
-          if (enough && r1 > 0 &&
-              std::abs(r2 - r1) / r1 <= s.simulation.steady_state_tolerance * 5) {
+          // And conservation: in a steady state the accelerators cannot take more bytes than
+          // storage delivers. Many readers on few drives finish their files in waves; between
+          // waves the accelerators eat what a wave brought at a steady-looking step rate
+          // above the storage's (a Micron single-drive run: 14.7 GiB/s "epoch" from a
+          // 13.0 GiB/s drive until this check).
+          const double consumed = r * w.batch_size * mean_sample_bytes;
+          const double delivered = (bytes - bytes_at_warm) / (now - warm_s);
+          const double tolerance = s.simulation.steady_state_tolerance * 5;
+          if (enough && r1 > 0 && std::abs(r2 - r1) / r1 <= tolerance &&
+              consumed <= delivered * (1 + tolerance)) {
             stop = true;
             steady_steps_per_s = r;
           }
@@ -2096,10 +2157,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (extrapolated) {
     // The long-run rate is at most what the steps consume (loaders may still be deepening
     // their queues during the window) and at most what was delivered.
-    const double sample_bytes =
-        static_cast<double>(world.dataset->total_bytes()) /
-        (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
-    const double consumed = steady_steps_per_s * w.batch_size * sample_bytes;
+    const double consumed = steady_steps_per_s * w.batch_size * mean_sample_bytes;
     steady_bytes_per_s = steady_bytes_per_s > 0 ? std::min(steady_bytes_per_s, consumed) : consumed;
   }
   summary["read_gibps_steady"] = round_to(steady_bytes_per_s * full_factor / gib, 6);
@@ -2107,13 +2165,11 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // (steps x batch x accelerators) at the mean sample size, over the (extrapolated) epoch;
   // null when the epoch did not end within the simulated time.
   {
-    const double sample_bytes =
-        static_cast<double>(world.dataset->total_bytes()) /
-        (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
+    const double sample_bytes = mean_sample_bytes;
     const double epoch_bytes = static_cast<double>(steps_per_epoch) * w.batch_size *
                                in.cluster.clients.count * accel * sample_bytes;
-    summary["read_gibps_epoch"] =
-        epoch_complete && epoch_s > 0 ? nlohmann::json(round_to(epoch_bytes / epoch_s / gib, 6))
+    summary["read_gibps_epoch"] = epoch_complete && epoch_s > 0
+                                      ? nlohmann::json(round_to(epoch_bytes / epoch_s / gib, 6))
                                       : nlohmann::json();
   }
   summary["bytes_read"] = static_cast<uint64_t>(std::llround(bytes * full_factor));
@@ -2166,8 +2222,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     const double failed_at = world.failures->first_failure_s();
     const double clean_at = world.failures->clean_at_s();
     if (failed_at >= 0) {
-      const nlohmann::json before =
-          window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
+      const nlohmann::json before = window_au(std::max(0.0, warm_at_s), std::min(failed_at, end_s));
       rec["accelerator_utilization_before_failure"] = before;
       rec["accelerator_utilization_after_failure"] =
           window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
@@ -2207,10 +2262,10 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           {"to_s", dip_to >= 0 ? nlohmann::json(round_to(dip_to, 6)) : nlohmann::json()}};
       // Time from the failure until the accelerators are fed again: 0 without a dip, null
       // when the run ended in it.
-      rec["time_to_accelerator_recovery_s"] =
-          dip_from < 0   ? nlohmann::json(0.0)
-          : dip_to < 0   ? nlohmann::json()
-                         : nlohmann::json(round_to(dip_to - failed_at, 6));
+      rec["time_to_accelerator_recovery_s"] = dip_from < 0 ? nlohmann::json(0.0)
+                                              : dip_to < 0
+                                                  ? nlohmann::json()
+                                                  : nlohmann::json(round_to(dip_to - failed_at, 6));
     }
     report["recovery"] = rec;
   }

@@ -35,7 +35,8 @@ StorageClient::StorageClient(Env& env, HostId host, StorageBackend backend,
     GRANARY_CHECK(p->layouts != nullptr && p->max_request_bytes > 0);
   }
   if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
-    GRANARY_CHECK(n->heads >= 1 && n->rsize_bytes > 0 && n->window_requests >= 1);
+    GRANARY_CHECK(n->heads >= 1 && n->rsize_bytes > 0 && n->window_requests >= 1 &&
+                  n->local_head < n->heads);
   }
 }
 
@@ -113,7 +114,7 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
     return pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
   }
   const auto& n = std::get<NfsBackend>(backend_);
-  return nfs_reads(path, n.heads, 0, size_bytes, n.rsize_bytes);
+  return nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
 }
 
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
@@ -502,7 +503,7 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
     writes = pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
   } else {
     const auto& n = std::get<NfsBackend>(backend_);
-    writes = nfs_reads(path, n.heads, 0, size_bytes, n.rsize_bytes);
+    writes = nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
     durable = false;
   }
   if (!writes.ok()) return fail(writes.status());
@@ -520,8 +521,7 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
     commit.sent_at_s = env_.now_s();
     const uint64_t id = commit.request_id;
     env_.compute_s(options_.cpu_s_per_op);
-    env_.send(host_, nfs_endpoint_name(nfs_head_of(path, n->heads)),
-              Message{std::move(commit), {}});
+    env_.send(host_, nfs_endpoint_name(n->head_of(path)), Message{std::move(commit), {}});
     for (;;) {
       Result<Message> m = reply_ep.recv();
       if (!m.ok()) return fail(m.status());

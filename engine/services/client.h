@@ -81,6 +81,13 @@ struct NfsBackend {
   int32_t heads = 1;                         // the filer heads "nfs.0" .. "nfs.<heads-1>"
   uint64_t rsize_bytes = uint64_t{1} << 20;  // NFS rsize
   int window_requests = 16;                  // >= 1: RPCs in flight per file read
+  // >= 0: every file is on this head (design local: the node's own drives hold a copy of
+  // every file); -1: on the head nfs_head_of picks from its path.
+  int32_t local_head = -1;
+
+  int32_t head_of(std::string_view path) const {
+    return local_head >= 0 ? local_head : nfs_head_of(path, heads);
+  }
 };
 
 using StorageBackend = std::variant<RadosBackend, PfsBackend, NfsBackend>;
@@ -181,8 +188,8 @@ class StorageClient {
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
   // replies, re-targeting with the map (RadosBackend::map_epoch).
-  Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window,
-                            Endpoint& reply_ep, uint32_t planned_epoch);
+  Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window, Endpoint& reply_ep,
+                            uint32_t planned_epoch);
   Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
                                    bool durable, Endpoint& reply_ep);
   size_t window_of() const;

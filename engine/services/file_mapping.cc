@@ -148,10 +148,10 @@ Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout
   return reads;
 }
 
-std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t heads, uint64_t offset_bytes,
+std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t head, uint64_t offset_bytes,
                                   uint64_t length_bytes, uint64_t rsize_bytes) {
-  GRANARY_CHECK(rsize_bytes > 0);
-  const std::string endpoint = nfs_endpoint_name(nfs_head_of(file, heads));
+  GRANARY_CHECK(rsize_bytes > 0 && head >= 0);
+  const std::string endpoint = nfs_endpoint_name(head);
   std::vector<ObjectRead> reads;
   for (uint64_t done = 0; done < length_bytes; done += rsize_bytes) {
     reads.push_back(ObjectRead{endpoint,

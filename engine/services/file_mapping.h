@@ -68,8 +68,9 @@ Result<std::vector<ObjectRead>> rados_object_request(placement::Placement& place
 Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout,
                                           std::string_view file, uint64_t offset_bytes,
                                           uint64_t length_bytes, uint64_t max_request_bytes);
-// nfs: requests of rsize_bytes (> 0; the last one shorter) to the file's head.
-std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t heads, uint64_t offset_bytes,
+// nfs: requests of rsize_bytes (> 0; the last one shorter) to the file's head (nfs_head_of,
+// or a node's own head in design local).
+std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t head, uint64_t offset_bytes,
                                   uint64_t length_bytes, uint64_t rsize_bytes);
 
 // An object a design stores for a file, with its size and the devices (OSD ids, OST indices or

@@ -119,6 +119,87 @@ TEST(ScenarioJson, DesignDefaults) {
   EXPECT_EQ(nfs->storage.nfs.rsize_bytes, 1u << 20);
 }
 
+// Design local: cluster.storage is each client node's own drives.
+json minimal_local() {
+  json j = minimal();
+  j["cluster"]["storage"] =
+      json::parse(R"({"drive": {"profile": "samsung-pm9a3-7.68tb", "count": 2}})");
+  j["storage"] = {{"design", "local"}};
+  j["workloads"] = json::parse(R"([{"mlperf": "unet3d", "files": 1000}])");
+  return j;
+}
+
+TEST(ScenarioJson, LocalDesignPutsTheDrivesInTheClientNodes) {
+  auto r = parse(minimal_local());
+  ASSERT_TRUE(r.ok()) << error_of(r);
+  EXPECT_EQ(r->storage.design, StorageDesign::kLocal);
+  EXPECT_TRUE(r->cluster.storage.in_client_nodes);
+  EXPECT_EQ(r->cluster.storage.count, 4);  // one drive set per client node
+  EXPECT_EQ(r->cluster.storage.drives_per_node, 2);
+  EXPECT_EQ(r->storage.protocol.name, "local-nvme");
+  EXPECT_EQ(r->storage.local.io_bytes, 1u << 20);
+  EXPECT_EQ(r->storage.local.inflight_ios, 8);
+  EXPECT_NE(scenario_summary(*r).find("2 samsung-pm9a3-7.68tb in each, local"), std::string::npos)
+      << scenario_summary(*r);
+  json j = minimal_local();
+  j["storage"]["local"] = {{"io_kib", 256}, {"inflight_ios", 32}};
+  auto tuned = parse(j);
+  ASSERT_TRUE(tuned.ok()) << error_of(tuned);
+  EXPECT_EQ(tuned->storage.local.io_bytes, 256u << 10);
+  EXPECT_EQ(tuned->storage.local.inflight_ios, 32);
+  // Other designs keep their servers on the fabric.
+  EXPECT_FALSE(parse(minimal())->cluster.storage.in_client_nodes);
+}
+
+TEST(ScenarioJson, LocalDesignRefusesWhatItCannotUse) {
+  struct Case {
+    std::function<void(json&)> edit;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["cluster"]["storage"]["count"] = 3; },
+       "s.json: cluster.storage.count: expected 4 (design 'local': one drive set in each client "
+       "node, cluster.clients.count), found 3"},
+      {[](json& j) {
+         j["cluster"]["storage"]["nic"] = {{"profile", "connectx6-200g"}};
+       },
+       "s.json: cluster.storage.nic: applies to storage servers on the fabric; design 'local' "
+       "has the drives inside the client nodes (their NICs and CPUs are cluster.clients')"},
+      {[](json& j) { j["cluster"]["storage"]["cpu_cores"] = 8; },
+       "s.json: cluster.storage.cpu_cores: applies to storage servers on the fabric;"},
+      {[](json& j) { j["storage"]["protocol"] = "nfs-rdma"; },
+       "s.json: storage.protocol: protocol 'nfs-rdma' does not carry design 'local' (expected "
+       "one of: local-nvme)"},
+      {[](json& j) {
+         j["storage"]["protocol"] = {{"profile", "local-nvme"}, {"efficiency", 0.9}};
+       },
+       "s.json: storage.protocol.efficiency: applies to a protocol over a network to a server;"},
+      {[](json& j) { j["storage"]["nfs"] = json::object(); },
+       "s.json: storage.nfs: applies to design 'nfs', but storage.design is 'local'"},
+      {[](json& j) {
+         j["storage"]["local"] = {{"io_kib", 8192}};
+       },
+       "s.json: storage.local.io_kib:"},
+      {[](json& j) { j["workloads"][0]["files"] = 1000000; },
+       "s.json: workloads[0].files: expected a dataset that fits on one node's drives (design "
+       "'local' keeps a copy on every node): 15.36 TB, found 146.6"},
+      {[](json& j) {
+         j["workloads"] = json::parse(R"([{"type": "checkpoint", "mlperf": "llama3-8b"}])");
+       },
+       "s.json: workloads[0].type: checkpoints are simulated to shared storage"},
+      {[](json& j) {
+         j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 0}])");
+       },
+       "s.json: failures: failure injection is simulated for design 'rados'"},
+  };
+  for (const Case& c : cases) {
+    json j = minimal_local();
+    c.edit(j);
+    const std::string e = error_of(parse(j));
+    EXPECT_EQ(e.substr(0, c.error.size()), c.error) << j.dump();
+  }
+}
+
 TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   const std::string text = R"({
     // Comments are allowed.

@@ -647,6 +647,48 @@ TEST(MaxFlow, Flagship128DgxA100) {
   EXPECT_EQ(b2.bottleneck, std::vector<std::string>{"16 storage NICs x 50.0 GB/s = 800 GB/s"});
 }
 
+// Design local: each client's drive set hangs off that client by its PCIe path, off the
+// fabric; the bound is every node's own drives (or its PCIe path, or its memory copy).
+ClusterSpec local_cluster() {
+  ClusterSpec c = small_cluster();
+  c.storage.count = c.clients.count;
+  c.storage.drives_per_node = 2;
+  c.storage.in_client_nodes = true;
+  return c;
+}
+
+TEST(Topology, LocalDrivesSitInsideTheirClientNode) {
+  const Topology t = build_ok(local_cluster());
+  ASSERT_EQ(t.storage.size(), 4u);
+  ASSERT_EQ(t.drives.size(), 8u);
+  const TopologyLink& pcie = link_named(t, "client2.local.pcie");
+  EXPECT_EQ(pcie.role, LinkRole::kStorageNic);
+  EXPECT_EQ(t.nodes[pcie.a].name, "client2.local");
+  EXPECT_EQ(t.nodes[pcie.b].name, "client2");
+  EXPECT_DOUBLE_EQ(pcie.forward_bytes_per_s, 6e9);  // 2 drives x 3 GB/s read
+  EXPECT_DOUBLE_EQ(pcie.reverse_bytes_per_s, 4e9);  // 2 drives x 2 GB/s write
+  EXPECT_EQ(link_named(t, "client2.local.drive1.link").b, node_named(t, "client2.local"));
+  // The leaves hold the clients only.
+  for (const TopologyLink& l : t.links) {
+    if (l.role == LinkRole::kFabric) continue;
+    const auto kind_a = t.nodes[l.a].kind, kind_b = t.nodes[l.b].kind;
+    if (kind_a == NodeKind::kStorage) {
+      EXPECT_EQ(kind_b, NodeKind::kClient) << l.name;
+    }
+  }
+  EXPECT_NE(t.description.find("0 storage)"), std::string::npos) << t.description;
+}
+
+TEST(MaxFlow, LocalDrivesBoundEachNodeAlone) {
+  // 4 nodes x 2 drives x 3 GB/s = 24 GB/s, far below the NICs' 50 GB/s (which nothing crosses).
+  expect_bound(build_ok(local_cluster()), 24e9, LinkRole::kDrive,
+               {"8 drives x 3.00 GB/s = 24.0 GB/s"});
+  ClusterSpec c = local_cluster();
+  c.storage.server_gbytes_per_s = 4;  // a PCIe switch's uplink per node
+  expect_bound(build_ok(c), 16e9, LinkRole::kStorageNic,
+               {"4 nodes' local-drive PCIe paths x 4.00 GB/s = 16.0 GB/s"});
+}
+
 TEST(MaxFlow, LinkRoleNames) {
   EXPECT_EQ(link_role_name(LinkRole::kClientNic), "client NIC");
   EXPECT_EQ(link_role_name(LinkRole::kClientMemory), "client memory");

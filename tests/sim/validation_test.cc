@@ -261,6 +261,57 @@ TEST(SimValidation, DriveBoundStormRunsAtTheDrivesBandwidth) {
   EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
+// Design local: every node reads its own 2 drives of 1.5 GB/s; nothing crosses the network.
+// The closed form is nodes x 2 x 1.5 GB/s; in a slice each simulated node keeps its own
+// drives, so the answer per node is the same.
+std::string local_storm(int nodes, const std::string& fidelity) {
+  return R"({
+    "granary": 1, "name": "local", "seed": 12,
+    "cluster": {
+      "clients": {"count": )" +
+         std::to_string(nodes) + R"(, "accelerator": "a100", "accelerators_per_node": 4,
+                  "nic": {"profile": "connectx6-100g"}},
+      "storage": {"drive": {"profile": "samsung-pm9a3-7.68tb", "count": 2,
+                            "read_gbytes_per_s": 1.5}}},
+    "storage": {"design": "local", "local": {"io_kib": 1024, "inflight_ios": 4}},
+    "workloads": [{"name": "local", "type": "training_read",
+                   "sample_size_mib": {"mean": 32, "stddev": 0}, "samples_per_file": 1,
+                   "files": 2000, "batch_size": 1, "read_threads": 2,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": ")" +
+         fidelity + R"(", "representative_nodes": 2}})";
+}
+
+void check_local_storm(int nodes, const std::string& fidelity, int slice_factor) {
+  const models::Scenario s = scenario_from(local_storm(nodes, fidelity));
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ((*r)["fidelity"]["slice_factor"].get<int>(), slice_factor) << (*r)["fidelity"].dump();
+  const double closed_gibps = nodes * 2 * 1.5e9 / (1 << 30);
+  const double steady = (*r)["summary"]["read_gibps_steady"].get<double>();
+  std::printf(
+      "local drive-bound storm (%d nodes, %s, slice 1/%d): steady %.4f GiB/s, closed form "
+      "%d x 2 x 1.5 GB/s = %.4f GiB/s, ratio %.4f\n",
+      nodes, fidelity.c_str(), slice_factor, steady, nodes, closed_gibps, steady / closed_gibps);
+  EXPECT_NEAR(steady / closed_gibps, 1.0, 0.03);
+  const auto& b = (*r)["bounds"];
+  EXPECT_EQ(b["binding"], "data path") << b.dump(1);
+  EXPECT_NEAR(b["read_bound_gibps"].get<double>() / closed_gibps, 1.0, 1e-6);
+  EXPECT_EQ(b["cut"][0], std::to_string(nodes * 2) +
+                             " drives x 1.50 GB/s = " + (nodes == 2 ? "6.00" : "24.0") + " GB/s");
+  // No byte crosses a NIC.
+  EXPECT_EQ((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.0)
+      << (*r)["utilization"].dump();
+}
+
+TEST(SimValidation, LocalDriveBoundStormRunsAtItsDrivesBandwidth) {
+  check_local_storm(2, "request", 1);
+}
+
+TEST(SimValidation, LocalDriveBoundStormInASliceKeepsEachNodesDrives) {
+  check_local_storm(8, "slice", 4);
+}
+
 // One NFS mount per client delivering at most 2 GB/s (one TCP connection): two clients read
 // 4 GB/s, far below their 200 Gb/s NICs; the cut names the mounts.
 TEST(SimValidation, MountBoundNfsStormRunsAtTheMountsRate) {

@@ -166,6 +166,37 @@ TEST(StorageClient, NfsReadsInWindowsFromTheFilesHead) {
   EXPECT_NEAR(copying - one, 8 * 100e-6, 1e-9);
 }
 
+// Design local: every node holds every file; a client with its own head reads all of them
+// there, whatever head the path's hash would pick.
+TEST(StorageClient, NfsLocalHeadReadsEveryFileFromTheNodesOwnDrives) {
+  test::HardwareSpec hw;
+  hw.servers = 2;
+  test::World w(1, hw);
+  const Dataset dataset =
+      test::make_dataset({.name = "local", .files = 16, .sample_bytes_mean = 2.0 * kMiB});
+  for (const DatasetFile& f : dataset.files()) {
+    for (auto& [head, store] : w.stores) ASSERT_TRUE(store.put(f.path, f.size_bytes).ok());
+  }
+  w.start_nfs_heads();
+  StorageClient client(
+      w.env, w.client_host,
+      NfsBackend{.heads = 2, .rsize_bytes = kMiB, .window_requests = 4, .local_head = 1}, {});
+  uint64_t total = 0;
+  int hashed_to_head0 = 0;
+  w.env.spawn(w.client_host, "reader", [&] {
+    for (const DatasetFile& f : dataset.files()) {
+      Result<FileRead> r = client.read_file(f.path, f.size_bytes);
+      ASSERT_TRUE(r.ok()) << r.status().to_string();
+      total += f.size_bytes;
+      hashed_to_head0 += nfs_head_of(f.path, 2) == 0;
+    }
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  EXPECT_GT(hashed_to_head0, 0);  // the hash alone would have sent some files elsewhere
+  EXPECT_EQ(w.osds[0]->stats().bytes_sent, 0u);
+  EXPECT_EQ(w.osds[1]->stats().bytes_sent, total);
+}
+
 TEST(StorageClient, ConcurrentReadersShareOneClient) {
   test::HardwareSpec hw;
   hw.servers = 2;

@@ -129,11 +129,11 @@ TEST(FileMapping, NamesAndRequests) {
   EXPECT_EQ(lustre_object_name("f", 3), "f.stripe3");
   EXPECT_EQ(osd_endpoint_name(7), "osd.7");
   EXPECT_EQ(ost_endpoint_name(7), "ost.7");
-  const std::vector<ObjectRead> reads = nfs_reads("f", 1, 0, 2500, 1000);
+  const std::vector<ObjectRead> reads = nfs_reads("f", 3, 0, 2500, 1000);
   ASSERT_EQ(reads.size(), 3u);
   EXPECT_EQ(reads[2].offset_bytes, 2000u);
   EXPECT_EQ(reads[2].length_bytes, 500u);
-  EXPECT_EQ(reads[0].endpoint, "nfs.0");
+  EXPECT_EQ(reads[0].endpoint, "nfs.3");
   Result<std::vector<ObjectRead>> pfs =
       pfs_reads(*layout::LustreFileLayout::create(kMiB, {4, 9}), "f", 0, 3 * kMiB, kMiB / 2);
   ASSERT_TRUE(pfs.ok());
