@@ -77,6 +77,7 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
       store_(store),
       options_(std::move(options)),
       endpoint_(env.endpoint(host, options_.endpoint_name)),
+      sub_endpoint_(env.endpoint(host, sub_op_endpoint(options_.endpoint_name))),
       mu_(env),
       store_mu_(options_.store_mutex != nullptr ? options_.store_mutex : &mu_),
       pending_sem_(env.make_semaphore(0)) {
@@ -91,23 +92,39 @@ OsdService::OsdService(Env& env, HostId host, Device& device, WritableObjectInde
   writable_ = &store;
 }
 
+std::string OsdService::sub_op_endpoint(const std::string& osd) {
+  return osd + ".sub";
+}
+
 void OsdService::start(TaskOptions task_options) {
   for (int i = 0; i < options_.worker_tasks; ++i) {
     env_.spawn(
         host_, options_.endpoint_name + ".worker" + std::to_string(i), [this, i] { serve(i); },
         task_options);
+    env_.spawn(
+        host_, options_.endpoint_name + ".subworker" + std::to_string(i),
+        [this, i] { serve(i, /*sub_ops=*/true); }, task_options);
   }
 }
 
-void OsdService::serve(int worker) {
+void OsdService::serve(int worker, bool sub_ops) {
+  Endpoint& in = sub_ops ? sub_endpoint_ : endpoint_;
   Endpoint& own =
-      env_.endpoint(host_, options_.endpoint_name + ".d" + std::to_string(device_.id()) + ".w" +
-                               std::to_string(worker));
+      env_.endpoint(host_, options_.endpoint_name + ".d" + std::to_string(device_.id()) +
+                               (sub_ops ? ".s" : ".w") + std::to_string(worker));
   for (;;) {
-    Result<Message> m = endpoint_.recv();
+    Result<Message> m = in.recv();
     if (!m.ok()) return;  // the host went down
     if (std::holds_alternative<Shutdown>(m->body)) {
-      env_.send(host_, options_.endpoint_name, Message{Shutdown{}, {}});  // for the next worker
+      env_.send(host_, in.name(), Message{Shutdown{}, {}});  // for the next worker
+      bool first = false;
+      {
+        std::lock_guard<EnvMutex> lock(mu_);
+        first = !sub_ops && !sub_shutdown_sent_;
+        if (first) sub_shutdown_sent_ = true;
+      }
+      // The sub-op workers stop too (once a client-op worker has seen the Shutdown).
+      if (first) env_.send(host_, sub_endpoint_.name(), Message{Shutdown{}, {}});
       return;
     }
     if (!available()) continue;  // crashed: the request is lost
@@ -253,7 +270,7 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
   sub.reply_to = own.name();
   sub.sent_at_s = env_.now_s();
   sub.ec = ec;
-  env_.send(host_, to, Message{std::move(sub), {}});
+  env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), {}});
   return id;
 }
 
@@ -456,7 +473,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     sub.interval = request.interval;
     if (shard) sub.ec = request.ec;
     waiting.insert(sub.request_id);
-    env_.send(host_, to, Message{std::move(sub), Payload::of_size(length)});
+    env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), Payload::of_size(length)});
   };
   // Waits for every sub-write; false when the op ends unanswered.
   auto collect = [&](std::string& error) {

@@ -25,11 +25,15 @@
 // Concurrency: worker_tasks tasks receive from the one endpoint; without an op queue up to that
 // many requests are in progress at once (a primary's worker waits for its replicas or shards on its
 // own endpoint "<endpoint>.d<device>.w<i>"); the device serialises or shares the I/O as the Env
-// models it. With an op queue, a worker hands each read or write to a handler task (one more is
-// started when none is idle) and takes the next at once (Ceph's op threads never wait for replicas;
-// the queue's threads bound the requests' op-thread part), so no number of requests in flight can
-// tie up every worker. A worker that receives Shutdown passes it on to its endpoint (so every
-// worker sees one) and stops.
+// models it. Requests among OSDs (replica and shard writes, shard reads: sub-ops, which never
+// wait on another OSD) go to a second endpoint, "<endpoint>.sub", with worker_tasks workers of
+// their own: were they queued behind client ops, every worker of every OSD could end up a
+// primary waiting for sub-ops that no worker is free to serve (a distributed deadlock, found
+// with 4 OSDs under queue-depth-32 block writes). With an op queue, a worker hands each read or
+// write to a handler task (one more is started when none is idle) and takes the next at once
+// (Ceph's op threads never wait for replicas; the queue's threads bound the requests' op-thread
+// part), so no number of requests in flight can tie up every worker. A worker that receives
+// Shutdown passes it on to its endpoint (so every worker sees one) and stops.
 //
 // Thread-safety: the service's tasks share the counters (guarded by an EnvMutex) and the
 // writable index (guarded by options.store_mutex, or the service's own mutex); stats() may be
@@ -133,8 +137,11 @@ class OsdService {
   // a run ends when the clients are done.
   void start(TaskOptions task_options = TaskOptions{.daemon = true});
   // One worker loop on the calling task (which must be on the host); returns after a Shutdown
-  // (or when the endpoint fails). `worker` numbers the task's own endpoint.
-  void serve(int worker = 0);
+  // (or when the endpoint fails). `worker` numbers the task's own endpoint; `sub_ops`: the
+  // loop of the sub-op endpoint.
+  void serve(int worker = 0, bool sub_ops = false);
+  // The endpoint that takes `osd`'s sub-ops: "<osd>.sub".
+  static std::string sub_op_endpoint(const std::string& osd);
 
   const std::string& endpoint_name() const { return options_.endpoint_name; }
   OsdStats stats() const;
@@ -180,6 +187,8 @@ class OsdService {
   WritableObjectIndex* writable_ = nullptr;
   OsdServiceOptions options_;
   Endpoint& endpoint_;
+  Endpoint& sub_endpoint_;          // sub-ops from other OSDs
+  bool sub_shutdown_sent_ = false;  // guarded by mu_
   mutable EnvMutex mu_;
   EnvMutex* store_mu_;           // guards writable_
   OsdStats stats_;               // guarded by mu_
