@@ -60,6 +60,8 @@ constexpr int64_t kMinRequestsPerHdd = 12;
 constexpr int kMaxSlicedServers = 16;
 // Checkpoint ranks up to which "auto" simulates every rank.
 constexpr int kAutoRequestRanks = 64;
+// Simulated seconds without a completed read after which a run without failures is stalled.
+constexpr double kStallS = 60;
 // ISA-L Reed-Solomon encode throughput per core (docs/models.md, "Writes"), bytes/s.
 constexpr double kEcEncodeBytesPerCoreSecond = 4e9;
 
@@ -1929,6 +1931,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   const double mean_sample_bytes =
       static_cast<double>(world.dataset->total_bytes()) /
       (static_cast<double>(world.dataset->files().size()) * w.samples_per_file);
+  double last_progress = 0, last_progress_s = 0;  // what the stall check watches
+  Status stalled;
   env.spawn(monitor_host, "monitor", [&] {
     double last_flowing = 0;     // the sinks' links' usage at the last tick
     double& warm_s = warm_at_s;  // when every loader had done its first two steps
@@ -1939,7 +1943,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         link_bytes[i] += platform->forward[i]->get_usage() * interval_s;
         link_bytes_reverse[i] += platform->reverse[i]->get_usage() * interval_s;
       }
-      double bytes = 0, au_sum = 0;
+      double bytes = 0, au_sum = 0, steps_done = 0;
       // Bytes delivered, counted reply by reply (a file's bytes would arrive in one lump
       // when it completes).
       for (auto& node : world.clients) bytes += static_cast<double>(node.client->bytes_received());
@@ -1949,6 +1953,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
           const auto& m = gpu->metrics();
           au_sum += partial_au(m, w.compute_s_per_step, now);
           min_steps = std::min(min_steps, m.steps);
+          steps_done += static_cast<double>(m.steps);
         }
       }
       // The read rate as the bytes flow: the sinks' links' usage, averaged between this tick and
@@ -1968,6 +1973,22 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         for (auto& gpu : node.gpus) all_done = all_done && gpu->metrics().end_s > 0;
       }
       bool stop = !all_done && now >= s.simulation.max_simulated_s;
+      // Without failures nothing may stop every read and every step for a minute: such a
+      // stall is a Granary defect (a deadlock among the services), and its report would show
+      // numbers that are silently wrong. The run fails instead.
+      if (bytes + steps_done > last_progress || all_done) {
+        last_progress = bytes + steps_done;
+        last_progress_s = now;
+      } else if (!models::has_failures(s) && now - last_progress_s >= kStallS) {
+        stalled = Status::io_error(
+            scenario.source_path + ": the run stalled: no read or step completed for " +
+            std::to_string(static_cast<int>(kStallS)) + " s of simulated time (from " +
+            std::to_string(last_progress_s) +
+            " s) with the loaders not done; this is a Granary defect, please report it with "
+            "the scenario and seed " +
+            std::to_string(seed));
+        stop = true;
+      }
       // Steady: once every loader is past its first two steps (the start-up), each loader's
       // step rate over its steps since then, first half against second half,
       // summed over the loaders, within 5x the tolerance. Rates run between a loader's own
@@ -2050,6 +2071,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
 
   engine.run();
   if (!async_ck.error.ok()) return async_ck.error;
+  if (!stalled.ok()) return stalled;
   double end_s = stopped_at_s;
   if (end_s < 0) {  // the epoch ended: the last loader's end
     end_s = 0;
