@@ -561,7 +561,8 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
 
   // The storage side: OSD workers and a courier per simulated drive, metadata servers' workers.
   const int64_t drives_sim = int64_t{plan.storage_servers} * s.cluster.storage.drives_per_node;
-  int64_t actors = drives_sim * (osd_workers(s, checkpoint, block) + 1) + 8;
+  // Per drive: its OSD's client-op and sub-op workers and its courier.
+  int64_t actors = drives_sim * (2 * osd_workers(s, checkpoint, block) + 1) + 8;
   if (s.storage.design == StorageDesign::kPfs) {
     const models::PfsSpec& pfs = s.storage.pfs;
     const double ops =
