@@ -1,6 +1,6 @@
 // Benchmark: the erasure codec (engine/redundancy/codec.h), one thread, so each rate is per
 // core. Run by tests/bench/codec_bench.sh; docs/models.md ("Writes and erasure coding") holds
-// the figures and sim/runner.cc's kEcEncodeBytesPerCoreSecond is calibrated from them.
+// the figures and sim/runner.cc's kEcBytesPerCoreSecond cites them.
 //
 // Encode: the m coding chunks of one stripe (k data chunks of stripe_unit bytes) per call;
 // bytes/s counts the data bytes encoded (k * su per stripe, what the simulator charges as

@@ -2,7 +2,7 @@
 # Benchmark: ISA-L Reed-Solomon encode and decode throughput per core (tests/bench/codec_bench.cc)
 # for 4+2 and 8+3 at 4 KiB and 64 KiB stripe units. Prints a markdown table in GB/s (1e9 bytes/s
 # of CPU time, one thread pinned to one core); docs/models.md ("Writes and erasure coding") holds
-# the last one and sim/runner.cc's kEcEncodeBytesPerCoreSecond cites it.
+# the last one and sim/runner.cc's kEcBytesPerCoreSecond cites it.
 # Usage: tests/bench/codec_bench.sh [BUILD_DIR] [extra Google Benchmark flags...]
 set -euo pipefail
 build=${1:-build}
