@@ -126,8 +126,10 @@ struct ShardWrite {
 // touched stripe. `old[i]` holds the bytes of that plan's reads[i] (the old data chunks of the
 // partly overwritten stripes); a chunk that starts at or past the object's end is taken as
 // zeros. Shards of an object written this way equal encode_object of the new object (a hole
-// left by writing past the end encodes as zeros, whose coding is zeros). invalid_argument when
-// `old` does not match the plan's reads.
+// left by writing past the end encodes as zeros, whose coding is zeros). A degraded write
+// rebuilds an old chunk on a missing shard with an ErasureDecoder over the same shard range of
+// k available shards, and skips the writes to missing shards. invalid_argument when `old` does
+// not match the plan's reads.
 Result<std::vector<ShardWrite>> write_range(const ReedSolomon& codec, uint64_t object_bytes,
                                             uint64_t offset_bytes, std::span<const uint8_t> data,
                                             std::span<const std::span<const uint8_t>> old);
