@@ -60,6 +60,7 @@ bench: deps
 	tests/bench/block_bench.sh $(BUILD_DIR)
 	tests/bench/durability_sim_mc.sh $(BUILD_DIR)
 	tests/bench/cost_estimate_bench.sh $(BUILD_DIR)
+	tests/bench/codec_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build
