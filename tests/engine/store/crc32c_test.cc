@@ -2,15 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <vector>
 
 namespace granary::store {
 namespace {
 
 std::vector<std::byte> bytes(const char* s) {
-  std::vector<std::byte> b(std::strlen(s));
-  std::memcpy(b.data(), s, b.size());
+  std::vector<std::byte> b;
+  for (const char* p = s; *p != 0; ++p) b.push_back(static_cast<std::byte>(*p));
   return b;
 }
 
