@@ -51,6 +51,18 @@ class Endpoint {
 };
 
 // A block device: a drive of a storage server.
+//
+// Durability contract (what an object store on a Device may rely on, engine/store/):
+//  - A write that returned OK is visible to every later read of the device (read-your-writes),
+//    but it is volatile: it sits in the drive's write cache until a flush.
+//  - flush() returning OK makes every write that had returned OK before flush() was called
+//    durable: it survives a crash (power loss, host reset) with exactly its bytes.
+//  - After a crash, each write that had not been made durable is, independently, either fully
+//    present, absent (the old bytes stay), or torn: a prefix of its 512-byte sectors is
+//    present and the rest holds the old bytes. Nothing else changes; in particular durable
+//    bytes are never damaged by a crash, and no write is ever reordered with a later flush.
+// engine/testing's MemoryEnv implements exactly this (MemoryEnv::crash_device); the simulator
+// keeps no bytes, so its flush is free and changes no prediction.
 class Device {
  public:
   virtual ~Device() = default;
@@ -58,9 +70,14 @@ class Device {
   virtual HostId host() const = 0;
   virtual uint64_t capacity_bytes() const = 0;
   // Reads `length` bytes at `offset`, blocking until done. In simulation the payload has only
-  // a size; in real mode it carries the bytes.
+  // a size; where the device keeps data (real mode, MemoryEnv after a write with bytes) it
+  // carries the bytes, ranges never written reading as zeros.
   virtual Result<Payload> read(uint64_t offset, uint64_t length) = 0;
+  // Writes `data` at `offset`, blocking until the device has it (not durably; see flush). A
+  // payload without bytes is a size-only write: it costs time and leaves the contents alone.
   virtual Status write(uint64_t offset, const Payload& data) = 0;
+  // Blocks until every write completed before the call is durable (the contract above).
+  virtual Status flush() = 0;
 };
 
 // A counting semaphore for the tasks of one host.

@@ -24,6 +24,9 @@ std::string Status::to_string() const {
     case Code::kNotSupported:
       name = "not supported";
       break;
+    case Code::kNoSpace:
+      name = "no space";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -15,7 +15,15 @@ namespace granary {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kCorruption, kIOError, kNotSupported };
+  enum class Code {
+    kOk,
+    kInvalidArgument,
+    kNotFound,
+    kCorruption,
+    kIOError,
+    kNotSupported,
+    kNoSpace,  // a device or region is full; the message names it, the bytes asked and free
+  };
 
   Status() = default;
 
@@ -27,6 +35,7 @@ class Status {
   static Status corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status io_error(std::string msg) { return {Code::kIOError, std::move(msg)}; }
   static Status not_supported(std::string msg) { return {Code::kNotSupported, std::move(msg)}; }
+  static Status no_space(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -122,6 +122,10 @@ class SimEnv::SimDevice final : public Device {
     return Status();
   }
 
+  // The simulator keeps no bytes: nothing to make durable, and a flush costs no time (so that
+  // predictions do not change; a drive's flush latency is not modelled).
+  Status flush() override { return Status(); }
+
  private:
   DeviceId id_;
   HostId server_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <unordered_map>
 #include <utility>
 
 namespace granary::testing {
@@ -104,14 +105,88 @@ class MemoryEnv::MemDevice final : public Device {
   Result<Payload> read(uint64_t offset, uint64_t length) override {
     if (Status s = check_range(offset, length); !s.ok()) return s;
     wait_for(length, "read on device " + std::to_string(id_));
-    return Payload::of_size(length);
+    return contents(offset, length);
   }
 
   Status write(uint64_t offset, const Payload& data) override {
     if (Status s = check_range(offset, data.size_bytes); !s.ok()) return s;
+    if (data.bytes && data.bytes->size() != data.size_bytes) {
+      return Status::invalid_argument("device " + std::to_string(id_) + ": a write of " +
+                                      std::to_string(data.size_bytes) + " bytes carries " +
+                                      std::to_string(data.bytes->size()) + " bytes of data");
+    }
+    if (Status s = use_power(); !s.ok()) return s;
     wait_for(data.size_bytes, "write on device " + std::to_string(id_));
+    if (data.bytes && data.size_bytes > 0) {
+      holds_data_ = true;
+      apply(current_, offset, *data.bytes, data.size_bytes);
+      unflushed_.push_back(Unflushed{offset, data.bytes});
+    }
     return Status::ok_status();
   }
+
+  Status flush() override {
+    if (Status s = use_power(); !s.ok()) return s;
+    wait_for(0, "flush on device " + std::to_string(id_));
+    for (const Unflushed& w : unflushed_) apply(durable_, w.offset, *w.bytes, w.bytes->size());
+    unflushed_.clear();
+    return Status::ok_status();
+  }
+
+  // The payload of a read: bytes once the device holds data, a size otherwise.
+  Payload contents(uint64_t offset, uint64_t length) const {
+    if (!holds_data_) return Payload::of_size(length);
+    auto out = std::make_shared<std::vector<std::byte>>(length);
+    uint64_t done = 0;
+    while (done < length) {
+      const uint64_t at = offset + done;
+      const uint64_t in_block = at % kBlockBytes;
+      const uint64_t n = std::min(length - done, kBlockBytes - in_block);
+      auto it = current_.find(at / kBlockBytes);
+      if (it != current_.end()) {
+        std::copy_n(it->second.begin() + static_cast<ptrdiff_t>(in_block), n,
+                    out->begin() + static_cast<ptrdiff_t>(done));
+      }
+      done += n;
+    }
+    return Payload{length, std::move(out)};
+  }
+
+  CrashReport crash(uint64_t seed) {
+    Random rng(seed);
+    CrashReport report;
+    for (const Unflushed& w : unflushed_) {
+      const uint64_t len = w.bytes->size();
+      const uint64_t first = w.offset / kSectorBytes;
+      const uint64_t sectors = (w.offset + len - 1) / kSectorBytes - first + 1;
+      switch (rng.uniform(3)) {
+        case 0:
+          apply(durable_, w.offset, *w.bytes, len);
+          ++report.kept;
+          break;
+        case 1:
+          ++report.dropped;
+          break;
+        default:
+          if (sectors < 2) {  // a one-sector write cannot tear: it is lost
+            ++report.dropped;
+            break;
+          }
+          const uint64_t keep = 1 + rng.uniform(sectors - 1);  // 1 .. sectors - 1
+          const uint64_t end = (first + keep) * kSectorBytes;
+          apply(durable_, w.offset, *w.bytes, end - w.offset);
+          ++report.torn;
+          break;
+      }
+    }
+    unflushed_.clear();
+    current_ = durable_;
+    power_left_.reset();
+    return report;
+  }
+
+  void cut_power_after(uint64_t operations) { power_left_ = operations; }
+  uint64_t unflushed_writes() const { return unflushed_.size(); }
 
   Status check_range(uint64_t offset, uint64_t length) const {
     if (offset > capacity_bytes_ || length > capacity_bytes_ - offset) {
@@ -140,6 +215,40 @@ class MemoryEnv::MemDevice final : public Device {
     env_.block();
   }
 
+  static constexpr uint64_t kBlockBytes = 4096;
+  static constexpr uint64_t kSectorBytes = 512;
+  using Image = std::unordered_map<uint64_t, std::vector<std::byte>>;  // block -> 4 KiB
+
+  struct Unflushed {
+    uint64_t offset;
+    std::shared_ptr<const std::vector<std::byte>> bytes;
+  };
+
+  // Copies the first `length` bytes of `data` to `offset` of `image`.
+  static void apply(Image& image, uint64_t offset, const std::vector<std::byte>& data,
+                    uint64_t length) {
+    uint64_t done = 0;
+    while (done < length) {
+      const uint64_t at = offset + done;
+      const uint64_t in_block = at % kBlockBytes;
+      const uint64_t n = std::min(length - done, kBlockBytes - in_block);
+      std::vector<std::byte>& block = image[at / kBlockBytes];
+      if (block.empty()) block.resize(kBlockBytes);
+      std::copy_n(data.begin() + static_cast<ptrdiff_t>(done), n,
+                  block.begin() + static_cast<ptrdiff_t>(in_block));
+      done += n;
+    }
+  }
+
+  Status use_power() {
+    if (!power_left_) return Status::ok_status();
+    if (*power_left_ == 0) {
+      return Status::io_error("device " + std::to_string(id_) + " lost power");
+    }
+    --*power_left_;
+    return Status::ok_status();
+  }
+
   MemoryEnv& env_;
   DeviceId id_;
   HostId host_;
@@ -147,6 +256,11 @@ class MemoryEnv::MemDevice final : public Device {
   double read_bytes_per_s_;
   double latency_s_;
   double free_at_s_ = 0;
+  bool holds_data_ = false;
+  Image current_;  // what reads see
+  Image durable_;  // what survives a crash
+  std::vector<Unflushed> unflushed_;
+  std::optional<uint64_t> power_left_;  // writes and flushes left before the power goes
 };
 
 class MemoryEnv::MemSemaphore final : public Semaphore {
@@ -208,6 +322,22 @@ DeviceId MemoryEnv::add_device(HostId host, uint64_t capacity_bytes, double read
   devices_.push_back(
       std::make_unique<MemDevice>(*this, id, host, capacity_bytes, read_bytes_per_s, latency_s));
   return id;
+}
+
+CrashReport MemoryEnv::crash_device(DeviceId id, uint64_t seed) {
+  GRANARY_CHECK(id >= 0 && static_cast<size_t>(id) < devices_.size());
+  GRANARY_CHECK(running_ == nullptr);  // between runs
+  return devices_[static_cast<size_t>(id)]->crash(seed);
+}
+
+void MemoryEnv::cut_power_after(DeviceId id, uint64_t operations) {
+  GRANARY_CHECK(id >= 0 && static_cast<size_t>(id) < devices_.size());
+  devices_[static_cast<size_t>(id)]->cut_power_after(operations);
+}
+
+uint64_t MemoryEnv::unflushed_writes(DeviceId id) const {
+  GRANARY_CHECK(id >= 0 && static_cast<size_t>(id) < devices_.size());
+  return devices_[static_cast<size_t>(id)]->unflushed_writes();
 }
 
 const std::string& MemoryEnv::host_name(HostId host) const {
@@ -501,7 +631,7 @@ void MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t lengt
   GRANARY_CHECK(&dev == &device);  // a device of this world
   GRANARY_CHECK(dev.check_range(offset, length).ok());
   const auto [data_at, dev_done] = dev.reserve(length);
-  message.payload = Payload::of_size(length);
+  message.payload = dev.contents(offset, length);
   const HostId host = dev.host();
   MemEndpoint& ep = endpoint_by_name(to);
   double at = dev_done;

@@ -28,7 +28,18 @@
 //    costs latency_s(a) + latency_s(b).
 //  - Devices: read(offset, length) and write() occupy the device for latency_s +
 //    length / read_bytes_per_s (writes use the read bandwidth), FIFO per device (queue depth
-//    one); the calling task wakes when its operation completes. Payloads carry only a size.
+//    one); the calling task wakes when its operation completes; flush() occupies it for
+//    latency_s. Contents: a device keeps the bytes of every write whose payload carries bytes
+//    (sparse, in 4 KiB blocks) and, once it has been given bytes, returns bytes on read
+//    (never-written ranges read as zeros); until then, and for size-only writes, it is the
+//    size-only device it always was (reads return sizes, no memory is used).
+//  - Crashes (Env's Device durability contract, engine/env.h): the device remembers the writes
+//    made since its last flush. crash_device(id, seed) is a power loss: each such write is,
+//    by a choice seeded by `seed`, kept, dropped or torn (a prefix of its 512-byte sectors
+//    kept, at least one and not all), in the order they were made; flushed bytes never change.
+//    This is FoundationDB's AsyncFileNonDurable. cut_power_after(id, n) makes the device fail
+//    every write and flush after the next n (the power went while the service was running)
+//    until the crash.
 //  - send_from_device(dev, off, len, to, m): the device part as a read (dev_start = max(now,
 //    dev_free), data_at = dev_start + latency, dev_done = data_at + len / read_bw); the NIC
 //    transfer of m.wire_bytes() (header + len) starts when the first data is there and the NIC
@@ -72,6 +83,13 @@
 
 namespace granary::testing {
 
+// What crash_device did to the writes that had not been flushed.
+struct CrashReport {
+  uint64_t kept = 0;
+  uint64_t dropped = 0;
+  uint64_t torn = 0;
+};
+
 struct MemoryRunOptions {
   // Safety net for tests: stop with an error instead of running past this virtual time.
   double max_time_s = std::numeric_limits<double>::infinity();
@@ -92,6 +110,15 @@ class MemoryEnv final : public Env {
   // A drive on `host`; devices are numbered 0, 1, ... in the order they are added.
   DeviceId add_device(HostId host, uint64_t capacity_bytes, double read_bytes_per_s,
                       double latency_s);
+
+  // ---- crashes (outside tasks, between runs; see the header comment)
+  // Power loss on device `id`: resolves its unflushed writes by `seed` and restores power.
+  CrashReport crash_device(DeviceId id, uint64_t seed);
+  // Device `id` accepts `operations` more writes and flushes, then fails the rest with an I/O
+  // error until crash_device.
+  void cut_power_after(DeviceId id, uint64_t operations);
+  // Writes made to device `id` since its last flush (its data at risk in a crash).
+  uint64_t unflushed_writes(DeviceId id) const;
 
   const std::string& host_name(HostId host) const;
   int host_count() const { return static_cast<int>(hosts_.size()); }

@@ -1,0 +1,823 @@
+#include "engine/store/disk_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "engine/store/crc32c.h"
+
+namespace granary::store {
+namespace {
+
+constexpr uint64_t kSuperMagic = 0x31524f5453524e47ull;  // "GNRSTOR1"
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kCheckpointMagic = 0x504b4347u;  // "GCKP"
+constexpr uint32_t kRecordMagic = 0x4e524a47u;      // "GJRN"
+constexpr uint64_t kRecordAlign = 512;
+constexpr uint64_t kRecordHeaderBytes = 32;
+constexpr uint64_t kCheckpointHeaderBytes = 40;
+constexpr uint64_t kMaxNameBytes = 1024;
+constexpr uint64_t kBlockRefBytes = 20;  // object block u64, device block u64, crc u32
+
+enum RecordType : uint16_t { kWrite = 1, kRemove = 2, kCommit = 3 };
+
+uint64_t round_up(uint64_t n, uint64_t to) {
+  return (n + to - 1) / to * to;
+}
+
+// Little-endian encoding.
+class Writer {
+ public:
+  void u16(uint16_t v) { put(v, 2); }
+  void u32(uint32_t v) { put(v, 4); }
+  void u64(uint64_t v) { put(v, 8); }
+  void str(std::string_view s) {
+    u16(static_cast<uint16_t>(s.size()));
+    for (char c : s) out.push_back(static_cast<std::byte>(c));
+  }
+  std::vector<std::byte> out;
+
+ private:
+  void put(uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<std::byte>(v >> (8 * i)));
+  }
+};
+
+// Bounds-checked decoding: a read past the end sets !ok and returns zeros.
+class Reader {
+ public:
+  Reader(const std::byte* data, uint64_t size) : p_(data), left_(size) {}
+  uint16_t u16() { return static_cast<uint16_t>(get(2)); }
+  uint32_t u32() { return static_cast<uint32_t>(get(4)); }
+  uint64_t u64() { return get(8); }
+  std::string str() {
+    const uint16_t n = u16();
+    if (n > left_) {
+      ok = false;
+      return {};
+    }
+    std::string s(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    left_ -= n;
+    return s;
+  }
+  uint64_t left() const { return left_; }
+  bool ok = true;
+
+ private:
+  uint64_t get(int n) {
+    if (static_cast<uint64_t>(n) > left_) {
+      ok = false;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p_[i]) << (8 * i);
+    p_ += n;
+    left_ -= static_cast<uint64_t>(n);
+    return v;
+  }
+  const std::byte* p_;
+  uint64_t left_;
+};
+
+void put_u32_at(std::vector<std::byte>& b, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + static_cast<size_t>(i)] = static_cast<std::byte>(v >> (8 * i));
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+std::string quoted(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+// A write record's body: the object, its new size, and its new blocks.
+struct WriteBody {
+  std::string object;
+  uint64_t size = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> blocks;  // object block, device block
+  std::vector<uint32_t> crcs;
+};
+
+bool decode_write(const std::byte* data, uint64_t size, WriteBody& out) {
+  Reader r(data, size);
+  out.object = r.str();
+  out.size = r.u64();
+  const uint32_t n = r.u32();
+  if (!r.ok || r.left() != uint64_t{n} * kBlockRefBytes) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t ob = r.u64();
+    const uint64_t db = r.u64();
+    out.blocks.emplace_back(ob, db);
+    out.crcs.push_back(r.u32());
+  }
+  return r.ok;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Format and mount
+
+DiskStore::DiskStore(Device& device, const Layout& layout)
+    : device_(device), layout_(layout), allocator_(layout.data_block, layout.data_blocks) {}
+
+Status DiskStore::format(Device& device, const FormatOptions& options) {
+  const std::string dev = "device " + std::to_string(device.id());
+  if (options.journal_bytes < kBlockBytes || options.journal_bytes % kBlockBytes != 0 ||
+      options.checkpoint_bytes < kBlockBytes || options.checkpoint_bytes % kBlockBytes != 0) {
+    return Status::invalid_argument(dev +
+                                    ": journal_bytes and checkpoint_bytes must be positive "
+                                    "multiples of 4096, found " +
+                                    std::to_string(options.journal_bytes) + " and " +
+                                    std::to_string(options.checkpoint_bytes));
+  }
+  Layout l;
+  l.capacity = device.capacity_bytes();
+  l.checkpoint_bytes = options.checkpoint_bytes;
+  l.checkpoint_offset[0] = kBlockBytes;
+  l.checkpoint_offset[1] = kBlockBytes + options.checkpoint_bytes;
+  l.journal_offset = kBlockBytes + 2 * options.checkpoint_bytes;
+  l.journal_bytes = options.journal_bytes;
+  const uint64_t data_offset = l.journal_offset + l.journal_bytes;
+  const uint64_t blocks = l.capacity / kBlockBytes;
+  if (blocks <= data_offset / kBlockBytes) {
+    return Status::no_space(dev + ": " + std::to_string(l.capacity) +
+                            " bytes cannot hold the store's metadata regions (" +
+                            std::to_string(data_offset) + " bytes) and any data");
+  }
+  l.data_block = data_offset / kBlockBytes;
+  l.data_blocks = blocks - l.data_block;
+
+  DiskStore store(device, l);
+  store.generation_ = 0;
+  store.active_slot_ = 1;  // the first checkpoint (generation 1) goes to slot 0
+  // Zeros over both checkpoint slots and the journal (so that nothing of an earlier store on
+  // the device can be replayed), an empty checkpoint, then the superblock, then a flush.
+  if (Status s = store.write_device(kBlockBytes, std::vector<std::byte>(data_offset - kBlockBytes));
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = store.write_checkpoint(); !s.ok()) return s;
+  Writer w;
+  w.u64(kSuperMagic);
+  w.u32(kVersion);
+  w.u32(static_cast<uint32_t>(kBlockBytes));
+  w.u64(l.capacity);
+  w.u64(l.checkpoint_offset[0]);
+  w.u64(l.checkpoint_offset[1]);
+  w.u64(l.checkpoint_bytes);
+  w.u64(l.journal_offset);
+  w.u64(l.journal_bytes);
+  w.u64(l.data_block);
+  w.u64(l.data_blocks);
+  w.u32(crc32c(w.out));
+  std::vector<std::byte> super = std::move(w.out);
+  super.resize(kBlockBytes);
+  if (Status s = store.write_device(0, std::move(super)); !s.ok()) return s;
+  return store.flush_device();
+}
+
+Result<std::unique_ptr<DiskStore>> DiskStore::mount(Device& device) {
+  const std::string dev = "device " + std::to_string(device.id());
+  if (device.capacity_bytes() < kBlockBytes) {
+    return Status::invalid_argument(dev + " is smaller than one 4096-byte block");
+  }
+  Result<Payload> sb = device.read(0, kBlockBytes);
+  if (!sb.ok()) return sb.status();
+  if (!sb->bytes) return Status::invalid_argument(dev + " keeps no data (a size-only device)");
+  const std::vector<std::byte>& b = *sb->bytes;
+  Reader r(b.data(), b.size());
+  const uint64_t magic = r.u64();
+  if (magic != kSuperMagic) {
+    return Status::invalid_argument(dev + " holds no store: no superblock at offset 0 (format it)");
+  }
+  const uint32_t version = r.u32();
+  const uint32_t block = r.u32();
+  Layout l;
+  l.capacity = r.u64();
+  l.checkpoint_offset[0] = r.u64();
+  l.checkpoint_offset[1] = r.u64();
+  l.checkpoint_bytes = r.u64();
+  l.journal_offset = r.u64();
+  l.journal_bytes = r.u64();
+  l.data_block = r.u64();
+  l.data_blocks = r.u64();
+  const uint64_t covered = b.size() - r.left();
+  const uint32_t crc = r.u32();
+  if (crc != crc32c(std::span(b.data(), covered))) {
+    return Status::corruption(dev + ": the superblock fails its crc32c");
+  }
+  if (version != kVersion || block != kBlockBytes) {
+    return Status::not_supported(dev + ": store version " + std::to_string(version) + " with " +
+                                 std::to_string(block) +
+                                 "-byte blocks; this build reads version 1 with 4096");
+  }
+  if (l.capacity != device.capacity_bytes() ||
+      (l.data_block + l.data_blocks) * kBlockBytes > l.capacity) {
+    return Status::corruption(dev + ": the superblock describes " + std::to_string(l.capacity) +
+                              " bytes but the device has " +
+                              std::to_string(device.capacity_bytes()));
+  }
+  std::unique_ptr<DiskStore> store(new DiskStore(device, l));
+  if (Status s = store->replay(); !s.ok()) return s;
+  return store;
+}
+
+Status DiskStore::replay() {
+  // 1. The newest valid checkpoint.
+  int best = -1;
+  uint64_t best_gen = 0;
+  uint64_t best_next_seq = 0;
+  std::vector<std::byte> best_body;
+  for (int slot = 0; slot < 2; ++slot) {
+    Result<std::vector<std::byte>> c =
+        read_device(layout_.checkpoint_offset[slot], layout_.checkpoint_bytes);
+    if (!c.ok()) return c.status();
+    std::vector<std::byte>& b = *c;
+    Reader r(b.data(), b.size());
+    const uint32_t magic = r.u32();
+    const uint32_t version = r.u32();
+    const uint64_t gen = r.u64();
+    const uint64_t next_seq = r.u64();
+    const uint64_t body_len = r.u64();
+    const uint32_t crc = r.u32();
+    if (magic != kCheckpointMagic || version != kVersion ||
+        body_len > b.size() - kCheckpointHeaderBytes) {
+      continue;
+    }
+    put_u32_at(b, 32, 0);
+    if (crc32c(std::span(b.data(), kCheckpointHeaderBytes + body_len)) != crc) continue;
+    if (best < 0 || gen > best_gen) {
+      best = slot;
+      best_gen = gen;
+      best_next_seq = next_seq;
+      best_body.assign(b.begin() + kCheckpointHeaderBytes,
+                       b.begin() + static_cast<ptrdiff_t>(kCheckpointHeaderBytes + body_len));
+    }
+  }
+  if (best < 0) return Status::corruption(where() + ": neither checkpoint slot is valid");
+  generation_ = best_gen;
+  active_slot_ = best;
+  mount_report_.checkpoint_generation = best_gen;
+  {
+    Reader r(best_body.data(), best_body.size());
+    const uint64_t n = r.u64();
+    for (uint64_t i = 0; i < n && r.ok; ++i) {
+      std::string name = r.str();
+      Onode o;
+      o.size = r.u64();
+      const uint32_t nb = r.u32();
+      for (uint32_t j = 0; j < nb && r.ok; ++j) {
+        const uint64_t ob = r.u64();
+        BlockRef ref;
+        ref.device_block = r.u64();
+        ref.crc = r.u32();
+        o.blocks[ob] = ref;
+      }
+      onodes_[std::move(name)] = std::move(o);
+    }
+    if (!r.ok || r.left() != 0) {
+      return Status::corruption(where() + ": checkpoint " + std::to_string(best_gen) +
+                                " passes its crc32c but does not decode");
+    }
+  }
+
+  // 2. The journal records that follow it: sequence numbers from next_seq on, this generation.
+  Result<std::vector<std::byte>> jr = read_device(layout_.journal_offset, layout_.journal_bytes);
+  if (!jr.ok()) return jr.status();
+  std::vector<std::byte>& j = *jr;
+  struct Rec {
+    uint16_t type;
+    uint64_t seq;
+    uint64_t body_at;
+    uint64_t body_len;
+  };
+  std::vector<Rec> recs;
+  uint64_t pos = 0;
+  uint64_t expect = best_next_seq;
+  std::string end = "end of journal";
+  while (true) {
+    if (pos + kRecordHeaderBytes > j.size()) break;
+    Reader r(j.data() + pos, kRecordHeaderBytes);
+    const uint32_t magic = r.u32();
+    const uint16_t type = r.u16();
+    r.u16();
+    const uint32_t gen = r.u32();
+    const uint32_t body_len = r.u32();
+    const uint64_t seq = r.u64();
+    const uint32_t crc = r.u32();
+    if (magic != kRecordMagic) {
+      end = "no record at journal offset " + std::to_string(pos);
+      break;
+    }
+    if (gen != static_cast<uint32_t>(generation_)) {
+      end = "a record of another generation at journal offset " + std::to_string(pos);
+      break;
+    }
+    if (body_len > j.size() - pos - kRecordHeaderBytes) {
+      end = "a record longer than the journal at offset " + std::to_string(pos);
+      break;
+    }
+    put_u32_at(j, pos + 24, 0);
+    if (crc32c(std::span(j.data() + pos, kRecordHeaderBytes + body_len)) != crc) {
+      end = "bad crc32c at journal offset " + std::to_string(pos) + " (torn record)";
+      break;
+    }
+    if (seq != expect) {
+      end = "sequence " + std::to_string(seq) + " where " + std::to_string(expect) +
+            " was expected at journal offset " + std::to_string(pos);
+      break;
+    }
+    if (type != kWrite && type != kRemove && type != kCommit) {
+      return Status::corruption(where() + ": journal record " + std::to_string(seq) +
+                                " has unknown type " + std::to_string(type));
+    }
+    recs.push_back(Rec{type, seq, pos + kRecordHeaderBytes, body_len});
+    ++expect;
+    pos += round_up(kRecordHeaderBytes + body_len, kRecordAlign);
+  }
+
+  // 3. Records up to the last commit mark were durable; later ones only if their data is.
+  uint64_t committed = best_next_seq == 0 ? 0 : best_next_seq - 1;
+  for (const Rec& rec : recs) {
+    if (rec.type != kCommit) continue;
+    Reader r(j.data() + rec.body_at, rec.body_len);
+    const uint64_t through = r.u64();
+    if (!r.ok || through >= rec.seq) {
+      return Status::corruption(where() + ": commit record " + std::to_string(rec.seq) +
+                                " does not decode");
+    }
+    committed = std::max(committed, through);
+  }
+  last_seq_ = best_next_seq - 1;
+  for (size_t i = 0; i < recs.size(); ++i) {
+    const Rec& rec = recs[i];
+    const std::byte* body = j.data() + rec.body_at;
+    if (rec.type == kWrite) {
+      WriteBody w;
+      if (!decode_write(body, rec.body_len, w) || w.object.empty()) {
+        return Status::corruption(where() + ": write record " + std::to_string(rec.seq) +
+                                  " does not decode");
+      }
+      if (rec.seq > committed) {
+        bool intact = true;
+        for (size_t k = 0; k < w.blocks.size() && intact; ++k) {
+          Result<std::vector<std::byte>> d =
+              read_device(w.blocks[k].second * kBlockBytes, kBlockBytes);
+          if (!d.ok()) return d.status();
+          intact = crc32c(*d) == w.crcs[k];
+        }
+        if (!intact) {
+          mount_report_.records_discarded = recs.size() - i;
+          end = "record " + std::to_string(rec.seq) + " names data that did not reach the disk";
+          break;
+        }
+      }
+      Onode& o = onodes_[w.object];
+      o.size = w.size;
+      for (size_t k = 0; k < w.blocks.size(); ++k) {
+        o.blocks[w.blocks[k].first] = BlockRef{w.blocks[k].second, w.crcs[k]};
+      }
+    } else if (rec.type == kRemove) {
+      Reader r(body, rec.body_len);
+      const std::string name = r.str();
+      if (!r.ok || r.left() != 0) {
+        return Status::corruption(where() + ": remove record " + std::to_string(rec.seq) +
+                                  " does not decode");
+      }
+      onodes_.erase(name);
+    }
+    last_seq_ = rec.seq;
+    ++mount_report_.records_replayed;
+  }
+  mount_report_.journal_end = end;
+
+  // 4. The free space is what no object references.
+  for (const auto& [name, o] : onodes_) {
+    for (const auto& [ob, ref] : o.blocks) {
+      if (ref.device_block < layout_.data_block ||
+          ref.device_block >= layout_.data_block + layout_.data_blocks ||
+          !allocator_.is_free(ref.device_block)) {
+        return Status::corruption(where() + ": object " + quoted(name) + " block " +
+                                  std::to_string(ob) + " names device block " +
+                                  std::to_string(ref.device_block) +
+                                  ", outside the data region or used twice");
+      }
+      allocator_.take(ref.device_block);
+    }
+  }
+  // 5. A new generation: later records can never be confused with what this replay ignored.
+  journal_head_ = 0;
+  dirty_ = true;
+  return checkpoint();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Device access
+
+std::string DiskStore::where() const {
+  return "device " + std::to_string(device_.id());
+}
+
+Status DiskStore::unusable() const {
+  return Status::io_error(where() + ": the store stopped after a device error (" + failure_ +
+                          "); mount it again");
+}
+
+Status DiskStore::fail(Status s) {
+  if (failure_.empty()) failure_ = s.to_string();
+  return s;
+}
+
+Result<std::vector<std::byte>> DiskStore::read_device(uint64_t offset, uint64_t length) {
+  Result<Payload> p = device_.read(offset, length);
+  if (!p.ok()) return p.status();
+  if (!p->bytes) return std::vector<std::byte>(length);  // a device that was never written
+  return *p->bytes;
+}
+
+Status DiskStore::write_device(uint64_t offset, std::vector<std::byte> bytes) {
+  const uint64_t n = bytes.size();
+  Payload p{n, std::make_shared<const std::vector<std::byte>>(std::move(bytes))};
+  Status s = device_.write(offset, p);
+  if (!s.ok()) return fail(s);
+  dirty_ = true;
+  return s;
+}
+
+Status DiskStore::flush_device() {
+  Status s = device_.flush();
+  if (!s.ok()) return fail(s);
+  dirty_ = false;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Journal and checkpoints
+
+Status DiskStore::ensure_journal_room(uint64_t record_bytes) {
+  if (journal_head_ + record_bytes <= layout_.journal_bytes) return Status::ok_status();
+  return checkpoint();
+}
+
+Status DiskStore::append_record(uint16_t type, const std::vector<std::byte>& body) {
+  const uint64_t bytes = round_up(kRecordHeaderBytes + body.size(), kRecordAlign);
+  GRANARY_CHECK(bytes <= layout_.journal_bytes);  // callers check the record size
+  if (Status s = ensure_journal_room(bytes); !s.ok()) return s;
+  Writer w;
+  w.u32(kRecordMagic);
+  w.u16(type);
+  w.u16(0);
+  w.u32(static_cast<uint32_t>(generation_));
+  w.u32(static_cast<uint32_t>(body.size()));
+  w.u64(last_seq_ + 1);
+  w.u32(0);  // crc, below
+  w.u32(0);
+  std::vector<std::byte> rec = std::move(w.out);
+  rec.insert(rec.end(), body.begin(), body.end());
+  put_u32_at(rec, 24, crc32c(rec));
+  rec.resize(bytes);
+  if (Status s = write_device(layout_.journal_offset + journal_head_, std::move(rec)); !s.ok()) {
+    return s;
+  }
+  journal_head_ += bytes;
+  ++last_seq_;
+  return Status::ok_status();
+}
+
+Status DiskStore::write_checkpoint() {
+  Writer body;
+  body.u64(onodes_.size());
+  for (const auto& [name, o] : onodes_) {
+    body.str(name);
+    body.u64(o.size);
+    body.u32(static_cast<uint32_t>(o.blocks.size()));
+    for (const auto& [ob, ref] : o.blocks) {
+      body.u64(ob);
+      body.u64(ref.device_block);
+      body.u32(ref.crc);
+    }
+  }
+  const uint64_t total = kCheckpointHeaderBytes + body.out.size();
+  if (total > layout_.checkpoint_bytes) {
+    return Status::no_space(where() + ": the object index needs " + std::to_string(total) +
+                            " bytes, the checkpoint slots hold " +
+                            std::to_string(layout_.checkpoint_bytes) +
+                            " (format with a larger checkpoint_bytes)");
+  }
+  const int slot = 1 - active_slot_;
+  Writer w;
+  w.u32(kCheckpointMagic);
+  w.u32(kVersion);
+  w.u64(generation_ + 1);
+  w.u64(last_seq_ + 1);
+  w.u64(body.out.size());
+  w.u32(0);  // crc, below
+  w.u32(0);
+  std::vector<std::byte> c = std::move(w.out);
+  c.insert(c.end(), body.out.begin(), body.out.end());
+  put_u32_at(c, 32, crc32c(c));
+  c.resize(round_up(c.size(), kBlockBytes));
+  if (Status s = write_device(layout_.checkpoint_offset[slot], std::move(c)); !s.ok()) return s;
+  if (Status s = flush_device(); !s.ok()) return s;
+  active_slot_ = slot;
+  ++generation_;
+  journal_head_ = 0;
+  return Status::ok_status();
+}
+
+Status DiskStore::checkpoint() {
+  if (!failure_.empty()) return unusable();
+  // Everything the new checkpoint describes must be on the disk before it is.
+  if (Status s = flush_device(); !s.ok()) return s;
+  if (Status s = write_checkpoint(); !s.ok()) return s;
+  // No journal record before the checkpoint will be replayed: every freed block is free.
+  release_all_pending();
+  return Status::ok_status();
+}
+
+void DiskStore::release_all_pending() {
+  for (uint64_t b : freed_await_commit_) allocator_.release(BlockExtent{b, 1});
+  for (uint64_t b : freed_unflushed_) allocator_.release(BlockExtent{b, 1});
+  freed_await_commit_.clear();
+  freed_unflushed_.clear();
+}
+
+Status DiskStore::flush() {
+  if (!failure_.empty()) return unusable();
+  if (!dirty_) return Status::ok_status();
+  if (Status s = flush_device(); !s.ok()) return s;
+  // The commit mark written by the previous flush is durable now: its blocks may be reused.
+  for (uint64_t b : freed_await_commit_) allocator_.release(BlockExtent{b, 1});
+  freed_await_commit_ = std::move(freed_unflushed_);
+  freed_unflushed_.clear();
+  if (freed_await_commit_.empty()) return Status::ok_status();
+  // A commit mark: replay needs no data check for records up to last_seq_ (so it does not
+  // mistake their reused blocks for lost data). Durable at the next flush.
+  Writer w;
+  w.u64(last_seq_);
+  return append_record(kCommit, w.out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+Status DiskStore::write(std::string_view object, uint64_t offset, const Payload& data,
+                        const WriteOptions& options) {
+  if (!failure_.empty()) return unusable();
+  if (object.empty() || object.size() > kMaxNameBytes) {
+    return Status::invalid_argument(where() + ": object names are 1 to 1024 bytes, found " +
+                                    std::to_string(object.size()));
+  }
+  if (!data.bytes || data.bytes->size() != data.size_bytes) {
+    return Status::invalid_argument(where() + ": a write to object " + quoted(object) +
+                                    " needs a payload with its bytes (found a size-only one)");
+  }
+  const uint64_t len = data.size_bytes;
+  if (offset > (uint64_t{1} << 50) || len > (uint64_t{1} << 40)) {
+    return Status::invalid_argument(where() + ": write to object " + quoted(object) +
+                                    " at offset " + std::to_string(offset) + " of " +
+                                    std::to_string(len) + " bytes is beyond 2^50 bytes");
+  }
+  const uint64_t first = offset / kBlockBytes;
+  const uint64_t count = len == 0 ? 0 : (offset + len - 1) / kBlockBytes - first + 1;
+  const uint64_t record_bytes =
+      round_up(kRecordHeaderBytes + 2 + object.size() + 12 + count * kBlockRefBytes, kRecordAlign);
+  // Room for the record and a commit mark after it.
+  if (record_bytes + kRecordAlign > layout_.journal_bytes) {
+    return Status::invalid_argument(
+        where() + ": a write of " + std::to_string(len) + " bytes to object " + quoted(object) +
+        " needs a " + std::to_string(record_bytes) + "-byte journal record; the journal holds " +
+        std::to_string(layout_.journal_bytes) + " (split the write)");
+  }
+  auto found = onodes_.find(object);
+  const Onode* old = found == onodes_.end() ? nullptr : &found->second;
+
+  // The new content of every block the write touches.
+  std::vector<std::byte> content(count * kBlockBytes);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t ob = first + i;
+    const uint64_t block_start = ob * kBlockBytes;
+    const bool whole = offset <= block_start && offset + len >= block_start + kBlockBytes;
+    if (whole || old == nullptr) continue;
+    auto it = old->blocks.find(ob);
+    if (it == old->blocks.end()) continue;  // a hole: zeros
+    Result<std::vector<std::byte>> b =
+        read_device(it->second.device_block * kBlockBytes, kBlockBytes);
+    if (!b.ok()) return b.status();
+    if (crc32c(*b) != it->second.crc) {
+      return Status::corruption(where() + ": object " + quoted(object) + " block " +
+                                std::to_string(ob) + " (device offset " +
+                                std::to_string(it->second.device_block * kBlockBytes) +
+                                ") fails its crc32c");
+    }
+    std::copy(b->begin(), b->end(), content.begin() + static_cast<ptrdiff_t>(i * kBlockBytes));
+  }
+  if (len > 0) {
+    std::copy(data.bytes->begin(), data.bytes->end(),
+              content.begin() + static_cast<ptrdiff_t>(offset - first * kBlockBytes));
+  }
+
+  // Space: room in the journal first (a checkpoint releases freed blocks), then blocks.
+  if (Status s = ensure_journal_room(record_bytes + kRecordAlign); !s.ok()) return s;
+  std::vector<BlockExtent> got = allocator_.allocate(count);
+  if (got.empty() && count > 0 && !(freed_unflushed_.empty() && freed_await_commit_.empty())) {
+    if (Status s = checkpoint(); !s.ok()) return s;  // makes the freed blocks reusable
+    got = allocator_.allocate(count);
+  }
+  if (got.empty() && count > 0) {
+    return Status::no_space(
+        where() + ": writing " + std::to_string(len) + " bytes to object " + quoted(object) +
+        " needs " + std::to_string(count * kBlockBytes) + " bytes of new blocks; " +
+        std::to_string(allocator_.free_blocks() * kBlockBytes) + " bytes are free of " +
+        std::to_string(layout_.data_blocks * kBlockBytes));
+  }
+
+  // Data to the new blocks, one device write per extent.
+  Writer body;
+  body.str(object);
+  const uint64_t new_size = std::max(old ? old->size : 0, offset + len);
+  body.u64(new_size);
+  body.u32(static_cast<uint32_t>(count));
+  std::vector<BlockRef> refs;
+  uint64_t i = 0;
+  for (const BlockExtent& e : got) {
+    const auto from = content.begin() + static_cast<ptrdiff_t>(i * kBlockBytes);
+    std::vector<std::byte> chunk(from, from + static_cast<ptrdiff_t>(e.blocks * kBlockBytes));
+    for (uint64_t k = 0; k < e.blocks; ++k) {
+      const uint32_t crc =
+          crc32c(std::span(chunk.data() + k * kBlockBytes, static_cast<size_t>(kBlockBytes)));
+      refs.push_back(BlockRef{e.start + k, crc});
+      body.u64(first + i + k);
+      body.u64(e.start + k);
+      body.u32(crc);
+    }
+    if (Status s = write_device(e.start * kBlockBytes, std::move(chunk)); !s.ok()) return s;
+    i += e.blocks;
+  }
+  if (Status s = append_record(kWrite, body.out); !s.ok()) return s;
+
+  Onode& o = onodes_[std::string(object)];
+  o.size = new_size;
+  for (uint64_t k = 0; k < count; ++k) {
+    auto [it, inserted] = o.blocks.try_emplace(first + k, refs[k]);
+    if (!inserted) {
+      free_later(it->second);
+      it->second = refs[k];
+    }
+  }
+  return options.sync ? flush() : Status::ok_status();
+}
+
+Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64_t length) {
+  if (!failure_.empty()) return unusable();
+  auto found = onodes_.find(object);
+  if (found == onodes_.end()) {
+    return Status::not_found(where() + ": no object " + quoted(object));
+  }
+  const Onode& o = found->second;
+  if (offset > o.size || length > o.size - offset) {
+    return Status::invalid_argument(where() + ": object " + quoted(object) + ": range [" +
+                                    std::to_string(offset) + ", +" + std::to_string(length) +
+                                    ") is beyond its size of " + std::to_string(o.size) + " bytes");
+  }
+  auto out = std::make_shared<std::vector<std::byte>>(length);
+  uint64_t done = 0;
+  while (done < length) {
+    const uint64_t at = offset + done;
+    const uint64_t ob = at / kBlockBytes;
+    const uint64_t in_block = at % kBlockBytes;
+    const uint64_t n = std::min(length - done, kBlockBytes - in_block);
+    auto it = o.blocks.find(ob);
+    if (it != o.blocks.end()) {
+      const uint64_t dev_off = it->second.device_block * kBlockBytes;
+      Result<std::vector<std::byte>> b = read_device(dev_off, kBlockBytes);
+      if (!b.ok()) return b.status();
+      const uint32_t crc = crc32c(*b);
+      if (crc != it->second.crc) {
+        return Status::corruption(where() + ": object " + quoted(object) + " block " +
+                                  std::to_string(ob) + " (device offset " +
+                                  std::to_string(dev_off) + ") has crc32c " + hex32(crc) +
+                                  ", its onode says " + hex32(it->second.crc));
+      }
+      std::copy_n(b->begin() + static_cast<ptrdiff_t>(in_block), n,
+                  out->begin() + static_cast<ptrdiff_t>(done));
+    }
+    done += n;
+  }
+  return Payload{length, std::move(out)};
+}
+
+Status DiskStore::remove(std::string_view object, const WriteOptions& options) {
+  if (!failure_.empty()) return unusable();
+  auto found = onodes_.find(object);
+  if (found == onodes_.end()) {
+    return Status::not_found(where() + ": no object " + quoted(object));
+  }
+  Writer body;
+  body.str(object);
+  if (Status s = append_record(kRemove, body.out); !s.ok()) return s;
+  found = onodes_.find(object);  // a checkpoint may have run; the index is unchanged
+  for (const auto& [ob, ref] : found->second.blocks) free_later(ref);
+  onodes_.erase(found);
+  return options.sync ? flush() : Status::ok_status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inspection
+
+Result<uint64_t> DiskStore::size(std::string_view object) const {
+  auto found = onodes_.find(object);
+  if (found == onodes_.end()) return Status::not_found(where() + ": no object " + quoted(object));
+  return found->second.size;
+}
+
+std::vector<std::string> DiskStore::list() const {
+  std::vector<std::string> names;
+  for (const auto& [name, o] : onodes_) names.push_back(name);
+  return names;
+}
+
+Result<std::vector<ObjectExtent>> DiskStore::extents(std::string_view object) const {
+  auto found = onodes_.find(object);
+  if (found == onodes_.end()) return Status::not_found(where() + ": no object " + quoted(object));
+  std::vector<ObjectExtent> out;
+  for (const auto& [ob, ref] : found->second.blocks) {
+    if (!out.empty() && out.back().object_offset + out.back().length == ob * kBlockBytes &&
+        out.back().device_offset + out.back().length == ref.device_block * kBlockBytes) {
+      out.back().length += kBlockBytes;
+    } else {
+      out.push_back(ObjectExtent{ob * kBlockBytes, ref.device_block * kBlockBytes, kBlockBytes});
+    }
+  }
+  return out;
+}
+
+SpaceUsage DiskStore::space() const {
+  SpaceUsage u;
+  u.data_bytes = layout_.data_blocks * kBlockBytes;
+  for (const auto& [name, o] : onodes_) u.used_bytes += o.blocks.size() * kBlockBytes;
+  u.free_bytes = allocator_.free_blocks() * kBlockBytes;
+  u.pending_free_bytes = (freed_unflushed_.size() + freed_await_commit_.size()) * kBlockBytes;
+  return u;
+}
+
+Status DiskStore::check() const {
+  std::set<uint64_t> seen;
+  uint64_t used = 0;
+  for (const auto& [name, o] : onodes_) {
+    const uint64_t blocks_in_size = (o.size + kBlockBytes - 1) / kBlockBytes;
+    for (const auto& [ob, ref] : o.blocks) {
+      const std::string what = "object " + quoted(name) + " block " + std::to_string(ob);
+      if (ob >= blocks_in_size) {
+        return Status::corruption(where() + ": " + what + " lies past its size of " +
+                                  std::to_string(o.size) + " bytes");
+      }
+      if (ref.device_block < layout_.data_block ||
+          ref.device_block >= layout_.data_block + layout_.data_blocks) {
+        return Status::corruption(where() + ": " + what + " names device block " +
+                                  std::to_string(ref.device_block) + ", outside the data region");
+      }
+      if (!seen.insert(ref.device_block).second) {
+        return Status::corruption(where() + ": device block " + std::to_string(ref.device_block) +
+                                  " is used twice (again by " + what + ")");
+      }
+      if (allocator_.is_free(ref.device_block)) {
+        return Status::corruption(where() + ": " + what + " names device block " +
+                                  std::to_string(ref.device_block) + ", which is free");
+      }
+      ++used;
+    }
+  }
+  for (const std::vector<uint64_t>* pending : {&freed_unflushed_, &freed_await_commit_}) {
+    for (uint64_t b : *pending) {
+      if (!seen.insert(b).second || allocator_.is_free(b)) {
+        return Status::corruption(where() + ": device block " + std::to_string(b) +
+                                  " is pending free and also used or free");
+      }
+    }
+  }
+  const uint64_t pending = freed_unflushed_.size() + freed_await_commit_.size();
+  if (used + pending + allocator_.free_blocks() != layout_.data_blocks) {
+    return Status::corruption(
+        where() + ": " + std::to_string(used) + " used + " + std::to_string(pending) +
+        " pending + " + std::to_string(allocator_.free_blocks()) +
+        " free blocks != " + std::to_string(layout_.data_blocks) + " in the data region");
+  }
+  uint64_t free_sum = 0;
+  for (const auto& [start, len] : allocator_.free_extents()) free_sum += len;
+  if (free_sum != allocator_.free_blocks()) {
+    return Status::corruption(where() + ": the free extents sum to " + std::to_string(free_sum) +
+                              " blocks, the allocator counts " +
+                              std::to_string(allocator_.free_blocks()));
+  }
+  return Status::ok_status();
+}
+
+}  // namespace granary::store
