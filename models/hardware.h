@@ -43,9 +43,16 @@ struct ProtocolProfile {
   double message_latency_us = 0;    // software latency added to each message, one way
   double client_cpu_us_per_op = 0;  // CPU time per request on the client
   double server_cpu_us_per_op = 0;  // CPU time per request on the server
-  double cpu_us_per_mib = 0;        // CPU time per MiB moved (copies, checksums; 0 if zero-copy)
-  double efficiency = 1.0;          // goodput / line rate (headers, framing, congestion)
-  bool zero_copy = false;           // data lands in the final buffer without a CPU copy
+  // CPU time per MiB a request moves (copies, checksums), paid on each end: by the client for
+  // the bytes it sends or receives and by the storage server for the bytes it reads or writes
+  // for the request. 0 when zero_copy (the scenario format refuses both).
+  double cpu_us_per_mib = 0;
+  double efficiency = 1.0;  // goodput / line rate (headers, framing, congestion)
+  bool zero_copy = false;   // data lands in the final buffer without a CPU copy: no per-byte CPU
+
+  // The CPU seconds per byte moved, on each end: 0 for a zero-copy transport, else
+  // cpu_us_per_mib per 2^20 bytes.
+  double cpu_s_per_byte() const { return zero_copy ? 0 : cpu_us_per_mib * 1e-6 / (1 << 20); }
 };
 
 // An accelerator and its MLPerf Storage compute time per training step for each workload.
@@ -65,10 +72,10 @@ struct TrainingWorkload {
   // (engine/services/dataset.h); a workload that gives its own sample_size_mib, normal.
   services::SampleSizes sample_sizes = services::SampleSizes::kNormal;
   int samples_per_file = 1;
-  int64_t files = 0;              // dataset size in files
-  int batch_size = 1;             // samples per step
-  int read_threads = 1;           // reader threads per accelerator
-  int prefetch_batches = 2;       // batches buffered ahead of compute
+  int64_t files = 0;         // dataset size in files
+  int batch_size = 1;        // samples per step
+  int read_threads = 1;      // reader threads per accelerator
+  int prefetch_batches = 2;  // batches buffered ahead of compute
   // Client CPU a reader thread spends per sample once its file is read (decoding, format
   // parsing, augmentation), seconds; 0: free.
   double decode_cpu_s_per_sample = 0;

@@ -243,27 +243,36 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
             num(p.close_per_s()) + " closes/s) = " + num(p.mds_count * p.file_reads_per_s()) +
             " file reads/s");
   }
-  // Storage servers' CPU.
+  // Storage servers' CPU: per request and per byte moved (the protocol's cpu_us_per_mib on
+  // each request's length; an erasure-coded primary's gather moves the file's bytes and the
+  // k - 1 shards it fetches (k - 1)/k of them more).
+  const double byte_s = s.storage.protocol.cpu_s_per_byte();
+  const double mib_text = s.storage.protocol.zero_copy ? 0 : s.storage.protocol.cpu_us_per_mib;
   const double server_op_s = s.storage.protocol.server_cpu_us_per_op * 1e-6;
-  if (server_op_s > 0) {
-    const double ops = s.storage.design == StorageDesign::kRados && s.storage.rados.ec_k > 0
-                           ? requests * s.storage.rados.ec_k
-                           : requests;
-    add("storage CPU", c.storage.count * c.storage.cpu_cores / (ops * server_op_s),
-        num(c.storage.count) + " servers x " + num(c.storage.cpu_cores) + " cores / (" + num(ops) +
-            " request(s)" + per_file + " x " + num(s.storage.protocol.server_cpu_us_per_op) +
-            " us)");
+  {
+    const int k = s.storage.design == StorageDesign::kRados ? s.storage.rados.ec_k : 0;
+    const double ops = k > 0 ? requests * k : requests;
+    const double server_bytes = k > 0 ? file * (2.0 * k - 1) / k : file;
+    const double per_file_s = ops * server_op_s + server_bytes * byte_s;
+    if (per_file_s > 0) {
+      std::string d = num(c.storage.count) + " servers x " + num(c.storage.cpu_cores) +
+                      " cores / (" + num(ops) + " request(s)" + per_file + " x " +
+                      num(s.storage.protocol.server_cpu_us_per_op) + " us";
+      if (byte_s > 0) d += " + " + mib(server_bytes) + " x " + num(mib_text) + " us/MiB";
+      add("storage CPU", c.storage.count * c.storage.cpu_cores / per_file_s, d + ")");
+    }
   }
-  // Client nodes' CPU: requests, metadata operations and decoding.
+  // Client nodes' CPU: requests, bytes moved, metadata operations and decoding.
   {
     const double op_s = s.storage.protocol.client_cpu_us_per_op * 1e-6;
     const double metadata_ops = pfs ? 2 : 0;
-    const double per_file_s =
-        (requests + metadata_ops) * op_s + w.samples_per_file * w.decode_cpu_s_per_sample;
+    const double per_file_s = (requests + metadata_ops) * op_s + file * byte_s +
+                              w.samples_per_file * w.decode_cpu_s_per_sample;
     if (per_file_s > 0) {
       std::string d = num(c.clients.count) + " client nodes x " + std::to_string(client_cores) +
                       " cores / (" + num(requests + metadata_ops) + " operation(s) x " +
                       num(s.storage.protocol.client_cpu_us_per_op) + " us";
+      if (byte_s > 0) d += " + " + mib(file) + " x " + num(mib_text) + " us/MiB";
       if (w.decode_cpu_s_per_sample > 0) {
         d += " + " + num(w.samples_per_file) + " sample(s) x " +
              num(w.decode_cpu_s_per_sample * 1e3) + " ms decode";

@@ -10,9 +10,15 @@
 //    reads;
 //  - drive IOPS: drives x rated random-read IOPS / drive operations per file;
 //  - metadata servers (pfs): MDSs x 1 / (1/open + 1/close) file reads per second;
-//  - storage CPU: servers x cores / (requests per file x server CPU per request);
-//  - client CPU: client nodes x cores / (requests x client CPU per request + samples x decode
-//    CPU per sample + metadata operations x client CPU per operation), per file.
+//  - storage CPU: servers x cores / (requests per file x server CPU per request + bytes the
+//    servers move per file x the protocol's CPU per byte), where the bytes are the file's (an
+//    erasure-coded read: the primary's gather of the file plus the (k-1)/k of it its shard
+//    reads send);
+//  - client CPU: client nodes x cores / (requests x client CPU per request + file bytes x CPU
+//    per byte + samples x decode CPU per sample + metadata operations x client CPU per
+//    operation), per file.
+// The CPU per byte is the protocol's cpu_us_per_mib per 2^20 bytes, 0 when zero_copy
+// (ProtocolProfile::cpu_s_per_byte).
 // Requests per file follow the design: rados ceil(F / object size) object reads (erasure
 // coding: each a read of k shards of 1/k), pfs the RPCs of up to 4 MiB per OST object over the
 // file's stripe count, nfs ceil(F / rsize) RPCs. The simulation can run below the binding

@@ -752,6 +752,17 @@ ProtocolProfile parse_protocol(const Obj& storage, StorageDesign design) {
         }
       }
     }
+    // A zero-copy transport spends no CPU per byte: zero_copy true drops the profile's
+    // per-MiB cost, and an explicit cpu_us_per_mib > 0 beside it contradicts it.
+    if (p.zero_copy && p.cpu_us_per_mib > 0) {
+      if (o.has("cpu_us_per_mib")) {
+        o.fail("cpu_us_per_mib",
+               "expected 0 with zero_copy true (a zero-copy transport spends "
+               "no CPU per byte), found " +
+                   describe(*o.find("cpu_us_per_mib")));
+      }
+      p.cpu_us_per_mib = 0;
+    }
   } else {
     storage.expected("protocol", "a protocol name or an object with a 'profile'");
   }

@@ -410,10 +410,12 @@ Load block_load(const models::Scenario& s, const models::BlockWorkload& b, bool 
   const double per_io_drive_s = read_fraction / std::max(1.0, read_iops) +
                                 (1 - read_fraction) * copies / std::max(1.0, write_iops);
   const double drive_bound = drives / std::max(1e-12, per_io_drive_s);
-  // The storage servers' CPUs: a request per copy written, one per read (two when erasure-coded).
+  // The storage servers' CPUs: a request per copy written, one per read (two when erasure-coded),
+  // each with the protocol's CPU per byte of the block.
   const double ec_read =
       (s.storage.design == StorageDesign::kRados && s.storage.rados.ec_k > 0) ? 2 : 1;
-  const double cpu_s = s.storage.protocol.server_cpu_us_per_op * 1e-6 *
+  const double cpu_s = (s.storage.protocol.server_cpu_us_per_op * 1e-6 +
+                        static_cast<double>(b.block_bytes) * s.storage.protocol.cpu_s_per_byte()) *
                        (read_fraction * ec_read + (1 - read_fraction) * copies);
   const double cpu_bound = cpu_s > 0 ? double{1.0} * st.count * st.cpu_cores / cpu_s
                                      : std::numeric_limits<double>::infinity();

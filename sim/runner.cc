@@ -437,6 +437,7 @@ Status start_beside(const Scenario& full, const models::WorkloadSpec& beside, co
     services::StorageClientOptions co;
     co.name = "blockclient" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
+    co.cpu_s_per_byte = full.storage.protocol.cpu_s_per_byte();
     const HostId host = topology.client_sinks[c];
     world.block_clients.push_back(
         std::make_unique<services::StorageClient>(env, host, backend, co));
@@ -817,6 +818,7 @@ Result<nlohmann::json> run_checkpoint(CheckpointRun r) {
     services::StorageClientOptions co;
     co.name = "client" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
+    co.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
     clients.push_back(
         std::make_unique<services::StorageClient>(env, r.topology.client_sinks[c], r.backend, co));
   }
@@ -1044,13 +1046,15 @@ struct BlockRun {
 };
 
 // The analytic IOPS ceiling of a block workload: every drive at its rated IOPS, every storage
-// server's cores at the protocol's CPU per request, every copy of a write counted.
+// server's cores at the protocol's CPU per request and per byte of each request, every copy of
+// a write counted.
 struct IopsBound {
   double iops = 0;
   std::string bottleneck;
 };
 
-IopsBound iops_bound(const Scenario& s, double read_fraction, const DriveTiming& t) {
+IopsBound iops_bound(const Scenario& s, double read_fraction, uint64_t block_bytes,
+                     const DriveTiming& t) {
   const auto& st = s.cluster.storage;
   const int drives = st.count * st.drives_per_node;
   const auto& r = s.storage.rados;
@@ -1062,7 +1066,12 @@ IopsBound iops_bound(const Scenario& s, double read_fraction, const DriveTiming&
   const double drive_busy =
       t.units > 0 ? (read_fraction * t.read_hold_s + w * copies * t.write_hold_s) / t.units : 0;
   const double cpu = s.storage.protocol.server_cpu_us_per_op * 1e-6;
-  const double server_busy = cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * copies);
+  // Per byte: each request of a read moves the block; a replicated write's copies each move it,
+  // an erasure-coded one's primary at least the block (its shards less each).
+  const double block_cpu = static_cast<double>(block_bytes) * s.storage.protocol.cpu_s_per_byte();
+  const double server_busy =
+      cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * copies) +
+      block_cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * (r.ec_k > 0 ? 1 : copies));
   IopsBound b{std::numeric_limits<double>::infinity(), "none"};
   if (drive_busy > 0) b = {drives / drive_busy, "drive IOPS"};
   if (server_busy > 0 && st.count * st.cpu_cores / server_busy < b.iops) {
@@ -1087,6 +1096,7 @@ Result<nlohmann::json> run_block(BlockRun r) {
     services::StorageClientOptions co;
     co.name = "client" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
+    co.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
     // librbd runs in the node's host memory (a VM's or the node's system disk).
     const HostId host = r.topology.client_sinks[c];
     clients.push_back(std::make_unique<services::StorageClient>(env, host, r.backend, co));
@@ -1168,7 +1178,7 @@ Result<nlohmann::json> run_block(BlockRun r) {
                                   boot ? static_cast<double>(r.block.boot_read_bytes) /
                                              (r.block.boot_read_bytes + r.block.boot_write_bytes)
                                        : r.block.read_fraction,
-                                  r.drive_timing);
+                                  r.block.block_bytes, r.drive_timing);
   report["bounds"] = {
       {"iops", std::isfinite(ib.iops) ? round_to(ib.iops, 1) : 0.0},
       {"iops_bottleneck", ib.bottleneck},
@@ -1575,6 +1585,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       o.endpoint_name = services::osd_endpoint_name(d);
       if (!world.op_queues.empty()) o.op_queue = world.op_queues[d].get();
       o.cpu_s_per_op = server_cpu_s;
+      o.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
       o.ec_cpu_s_per_byte = ec_cpu_s_per_byte;
       // A primary's worker waits for its replicas or shards: writes and erasure-coded reads
       // get Ceph's 16 op threads per OSD (osd_op_num_shards_ssd 8 x
@@ -1625,6 +1636,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       services::OsdServiceOptions o;
       o.endpoint_name = services::ost_endpoint_name(static_cast<uint32_t>(d));
       o.cpu_s_per_op = server_cpu_s;
+      o.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), writable_store(), o));
     }
@@ -1680,6 +1692,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         services::OsdServiceOptions o;
         o.endpoint_name = services::nfs_endpoint_name(h);
         o.cpu_s_per_op = server_cpu_s;
+        o.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
         o.worker_tasks = 2;
         o.store_mutex = world.head_mutexes.back().get();
         o.unstable = world.head_unstable.back().get();
@@ -1853,6 +1866,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     services::StorageClientOptions co;
     co.name = "client" + std::to_string(c);
     co.cpu_s_per_op = client_cpu_s;
+    co.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
     node.client = std::make_unique<services::StorageClient>(env, node.host,
                                                             backend_of_client(backend, s, c), co);
     for (int g = 0; g < accel; ++g) {

@@ -83,7 +83,8 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
       pending_sem_(env.make_semaphore(0)) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.worker_tasks >= 1);
-  GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.ec_cpu_s_per_byte >= 0);
+  GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.cpu_s_per_byte >= 0 &&
+                options_.ec_cpu_s_per_byte >= 0);
 }
 
 OsdService::OsdService(Env& env, HostId host, Device& device, WritableObjectIndex& store,
@@ -275,8 +276,9 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
 }
 
 void OsdService::op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to) {
+  const double cpu_s = options_.cpu_s_per_op + static_cast<double>(bytes) * options_.cpu_s_per_byte;
   if (options_.op_queue == nullptr) {
-    env_.compute_s(options_.cpu_s_per_op);
+    env_.compute_s(cpu_s);
     return;
   }
   uint64_t key = 0;
@@ -292,7 +294,7 @@ void OsdService::op_thread(const std::string& object, uint64_t bytes, const std:
   item.priority = kClientOpPriority;
   item.cost = std::max<uint64_t>(bytes, 1);
   item.owner = key;
-  options_.op_queue->run(key, item, [&] { env_.compute_s(options_.cpu_s_per_op); });
+  options_.op_queue->run(key, item, [&] { env_.compute_s(cpu_s); });
 }
 
 void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {

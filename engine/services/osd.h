@@ -1,7 +1,8 @@
 // OsdService: a storage server's object service for one device. It serves, on its endpoint:
 //  - ReadRequest: looks the object up in the device's ObjectIndex (an ObjectStore, a
 //    DatasetObjectIndex, or a WrittenObjectStore over one), charges the protocol's server CPU
-//    per request (Env::compute_s, shared with the host's other work), then streams the extent
+//    per request and per byte of its length (Env::compute_s, shared with the host's other
+//    work), then streams the extent
 //    from the drive to the client (Env::send_from_device). For an erasure-coded object
 //    (request.ec.k > 0) it is the primary: it gathers the data chunks from the shard OSDs (its
 //    own from its device), rebuilding from any k shards when some are missing (erasure.h;
@@ -80,7 +81,10 @@ class UnstableWrites {
 struct OsdServiceOptions {
   std::string endpoint_name;  // e.g. osd_endpoint_name(3); required
   double cpu_s_per_op = 0;    // server CPU per request (a protocol's server_cpu_us_per_op)
-  int worker_tasks = 4;       // >= 1
+  // Server CPU per byte a read or write request moves (a protocol's cpu_us_per_mib: copies,
+  // checksums; 0 when zero-copy), charged with cpu_s_per_op on the request's length.
+  double cpu_s_per_byte = 0;
+  int worker_tasks = 4;  // >= 1
   // Erasure coding CPU per byte fed to the encoder or rebuilt by the decoder (ISA-L
   // Reed-Solomon runs at several GB/s per core).
   double ec_cpu_s_per_byte = 0;
@@ -102,7 +106,7 @@ struct OsdServiceOptions {
   placement::Placement* placement = nullptr;
   double interval_check_s = 1.0;
   // The OSD's op queue (op_queue.h; null: none). With one, each request's op-thread part (its
-  // cpu_s_per_op) waits on the shard of its placement group (its name's hash without a
+  // CPU) waits on the shard of its placement group (its name's hash without a
   // placement) for the scheduler and a free op thread, beside the OSD's recovery ops: a
   // client's read or write as class client, priority osd_client_op_priority 63, cost its
   // bytes; a sub-op from another OSD (a replica or shard write or read, whose reply goes to an
@@ -156,7 +160,8 @@ class OsdService {
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
-  // The request's op-thread part: cpu_s_per_op, through the op queue when there is one.
+  // The request's op-thread part: cpu_s_per_op + bytes x cpu_s_per_byte, through the op queue
+  // when there is one.
   void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
   // The device ranges of [offset, offset + length) of `object`.
   Result<std::vector<DeviceExtent>> device_extents(const std::string& object, uint64_t offset,

@@ -350,6 +350,35 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
             "tcp, workloads: u, llm, cosmo-fixed");
 }
 
+// zero_copy true means no CPU per byte: it drops the profile's cpu_us_per_mib, and an explicit
+// cpu_us_per_mib > 0 beside it is refused (BadInputsGiveExactOneLineMessages).
+TEST(ScenarioJson, ZeroCopyMeansNoCpuPerByte) {
+  auto protocol = [](json p) {
+    json j = minimal();
+    j["storage"]["protocol"] = std::move(p);
+    auto r = parse(j);
+    EXPECT_TRUE(r.ok()) << error_of(r);
+    return r.ok() ? r->storage.protocol : ProtocolProfile{};
+  };
+  // The profile's 200 us per MiB, 2^20 bytes a MiB.
+  const ProtocolProfile rdma = protocol({{"profile", "rdma"}});
+  EXPECT_DOUBLE_EQ(rdma.cpu_us_per_mib, 200);
+  EXPECT_DOUBLE_EQ(rdma.cpu_s_per_byte(), 200e-6 / (1 << 20));
+  const ProtocolProfile zc = protocol({{"profile", "rdma"}, {"zero_copy", true}});
+  EXPECT_TRUE(zc.zero_copy);
+  EXPECT_EQ(zc.cpu_us_per_mib, 0);
+  EXPECT_EQ(zc.cpu_s_per_byte(), 0);
+  const ProtocolProfile explicit_zero =
+      protocol({{"profile", "tcp"}, {"zero_copy", true}, {"cpu_us_per_mib", 0}});
+  EXPECT_EQ(explicit_zero.cpu_s_per_byte(), 0);
+  // A copying transport with no per-byte cost is allowed; so is one that sets its own.
+  const ProtocolProfile free_copy = protocol({{"profile", "tcp"}, {"cpu_us_per_mib", 0}});
+  EXPECT_FALSE(free_copy.zero_copy);
+  EXPECT_EQ(free_copy.cpu_s_per_byte(), 0);
+  const ProtocolProfile costly = protocol({{"profile", "tcp"}, {"cpu_us_per_mib", 1024}});
+  EXPECT_DOUBLE_EQ(costly.cpu_s_per_byte(), 1024e-6 / (1 << 20));
+}
+
 TEST(ScenarioJson, UnitConversions) {
   json j = minimal();
   j["storage"] = {
@@ -574,6 +603,12 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        },
        "storage.protocol.profile: protocol 'nfs-rdma' does not carry design 'rados' (expected one "
        "of: rdma, tcp)"},
+      {[](json& j) {
+         j["storage"]["protocol"] = {
+             {"profile", "tcp"}, {"zero_copy", true}, {"cpu_us_per_mib", 300}};
+       },
+       "storage.protocol.cpu_us_per_mib: expected 0 with zero_copy true (a zero-copy transport "
+       "spends no CPU per byte), found 300"},
       {[](json& j) {
          j["storage"]["protocol"] = {{"profile", "rdma"}, {"efficiency", 0}};
        },

@@ -77,7 +77,8 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
                    "prefetch_batches": 1, "compute_s_per_step": 0.000001}],
     "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
   // The closed form: per 4 MiB object, request latency (sink -> storage host) + client and
-  // server CPU + data latency (drive -> sink) + size over the slowest link of that path.
+  // server CPU (per request, and per byte on each end: rdma's 200 us per MiB, not zero-copy)
+  // + data latency (drive -> sink) + size over the slowest link of that path.
   auto topo = models::build_topology(s.cluster, 0);
   ASSERT_TRUE(topo.ok());
   const auto& t = *topo;
@@ -119,9 +120,11 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
     slowest = std::min(slowest, cap);
   }
   const double object = 4.0 * (1 << 20);
+  const double per_byte_s = s.storage.protocol.cpu_us_per_mib * 1e-6 / (1 << 20);
+  ASSERT_GT(per_byte_s, 0);
   const double per_object = latency(req) + s.storage.protocol.client_cpu_us_per_op * 1e-6 +
-                            s.storage.protocol.server_cpu_us_per_op * 1e-6 + latency(data) +
-                            object / slowest;
+                            s.storage.protocol.server_cpu_us_per_op * 1e-6 +
+                            2 * object * per_byte_s + latency(data) + object / slowest;
   const double expected_ms = 2 * per_object * 1e3;  // 8 MiB files: two objects, one at a time
 
   auto r = run_scenario(s, {});
@@ -130,6 +133,36 @@ TEST(SimValidation, SingleReaderMatchesItsClosedForm) {
   std::printf("single reader: file read p50 %.6f ms, closed form %.6f ms\n", p50, expected_ms);
   EXPECT_NEAR(p50 / expected_ms, 1.0, 0.005);
   EXPECT_NEAR((*r)["latency_ms"]["read"]["p99"].get<double>() / expected_ms, 1.0, 0.005);
+}
+
+// Storage CPU: one server of 2 cores behind a messenger that spends 2,000 us per MiB it moves
+// (tcp's copies made costly) and 300 us per request: 32 MiB files of 8 object reads cost it
+// 8 x 300 us + 32 x 2,000 us = 66.4 ms each, so 2 cores read 2 / 66.4 ms = 30.1 files per
+// second, far below its drives, NIC and the clients.
+TEST(SimValidation, CpuBoundStormRunsAtTheStorageServersCpu) {
+  const models::Scenario s = scenario_from(R"({
+    "granary": 1, "name": "cpu", "seed": 7,
+    "cluster": {
+      "clients": {"count": 2, "accelerator": "a100", "accelerators_per_node": 8,
+                  "nic": {"profile": "connectx6-200g"}},
+      "storage": {"count": 1, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 8},
+                  "nic": {"profile": "connectx6-200g", "count": 1}, "cpu_cores": 2},
+      "fabric": {"hosts_per_leaf": 8, "uplinks_per_leaf": 0}},
+    "storage": {"design": "rados",
+                "protocol": {"profile": "tcp", "server_cpu_us_per_op": 300, "cpu_us_per_mib": 2000},
+                "rados": {"pg_num": 64, "replicas": 1}},
+    "workloads": [{"name": "cpu", "type": "training_read", "sample_size_mib": {"mean": 32, "stddev": 0},
+                   "samples_per_file": 1, "files": 1200, "batch_size": 1, "read_threads": 4,
+                   "compute_s_per_step": 0.001}],
+    "simulation": {"fidelity": "request", "stop_at_steady_state": false}})");
+  auto r = run_scenario(s, {});
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto& b = (*r)["bounds"];
+  const double ratio = epoch_over_bound("CPU-bound storm", *r);
+  EXPECT_EQ(b["binding"], "storage CPU") << b.dump(1);
+  const double per_file_s = 8 * 300e-6 + 32 * 2000e-6;
+  EXPECT_NEAR(b["ceilings"][0]["files_per_s"].get<double>(), 2 / per_file_s, 0.005);  // 2 decimals
+  EXPECT_NEAR(ratio, 1.0, 0.03);
 }
 
 // Many readers of tiny files on a parallel file system whose metadata server handles 2,000

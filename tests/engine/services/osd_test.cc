@@ -51,6 +51,50 @@ TEST(OsdService, SingleReaderMatchesTheClosedForm) {
   EXPECT_EQ(stats.file_latency_s, latencies);
 }
 
+// The protocol's server CPU per byte is charged with the per-request CPU on each request's
+// length: one reader's file latency grows by exactly size x cpu_s_per_byte (reads), and a
+// write pays it on its bytes too.
+TEST(OsdService, ServerCpuPerByteAddsToEachRequest) {
+  const uint64_t size = 3 * kMiB;
+  auto run = [&](double cpu_s_per_byte) {
+    test::HardwareSpec hw;
+    hw.server_cpu_s_per_op = 20e-6;
+    hw.server_cpu_s_per_byte = cpu_s_per_byte;
+    test::World w(1, hw);
+    placement::Ring ring = test::make_ring(1, 1);
+    const Dataset dataset = test::make_dataset(
+        {.name = "ds", .files = 4, .samples_per_file = 1, .sample_bytes_mean = double(size)});
+    const layout::RbdLayout layout = layout::RbdLayout::default_layout();
+    EXPECT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
+    w.start_writable_services([](int d) { return osd_endpoint_name(d); });
+    StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
+                         {});
+    std::vector<double> latencies;
+    double write_s = 0;
+    w.env.spawn(w.client_host, "reader", [&] {
+      for (const DatasetFile& f : dataset.files()) {
+        Result<FileRead> r = client.read_file(f.path, f.size_bytes);
+        ASSERT_TRUE(r.ok()) << r.status().to_string();
+        latencies.push_back(r->latency_s);
+      }
+      const double t0 = w.env.now_s();
+      EXPECT_TRUE(client.write_file("new/file", size).ok());
+      write_s = w.env.now_s() - t0;
+    });
+    EXPECT_TRUE(w.env.run().ok());
+    return std::make_pair(latencies, write_s);
+  };
+  const double per_byte_s = 1e-9;  // 1 ms per MB: ~3.1 ms a 3 MiB request
+  const auto [base, base_write_s] = run(0);
+  const auto [costly, costly_write_s] = run(per_byte_s);
+  ASSERT_EQ(base.size(), 4u);
+  ASSERT_EQ(costly.size(), 4u);
+  for (size_t i = 0; i < base.size(); ++i) {
+    EXPECT_NEAR(costly[i] - base[i], double(size) * per_byte_s, 1e-12);
+  }
+  EXPECT_NEAR(costly_write_s - base_write_s, double(size) * per_byte_s, 1e-9);
+}
+
 // Eight readers keep one drive busy: the aggregate rate is the drive's bandwidth; one reader
 // leaves it idle between requests.
 TEST(OsdService, ConcurrentReadersSaturateTheDevice) {
@@ -67,7 +111,8 @@ TEST(OsdService, ConcurrentReadersSaturateTheDevice) {
     const layout::RbdLayout layout = layout::RbdLayout::default_layout();
     EXPECT_TRUE(populate_rados(dataset, layout, ring, w.stores).ok());
     w.start_osds();
-    StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0}, {});
+    StorageClient client(w.env, w.client_host, RadosBackend{layout, &ring, 0, {}, nullptr, 1.0},
+                         {});
     for (int k = 0; k < readers; ++k) {
       w.env.spawn(w.client_host, "reader" + std::to_string(k), [&, k] {
         for (size_t i = static_cast<size_t>(k); i < dataset.files().size();

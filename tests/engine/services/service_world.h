@@ -67,6 +67,7 @@ struct HardwareSpec {
   double client_nic_bytes_per_s = 25e9;
   double client_latency_s = 5e-6;
   double server_cpu_s_per_op = 0;
+  double server_cpu_s_per_byte = 0;
   int osd_workers = 4;
 };
 
@@ -98,6 +99,7 @@ struct World {
           std::make_unique<OsdService>(env, dev.host(), dev, stores.at(d),
                                        OsdServiceOptions{.endpoint_name = name_of(d),
                                                          .cpu_s_per_op = hw.server_cpu_s_per_op,
+                                                         .cpu_s_per_byte = hw.server_cpu_s_per_byte,
                                                          .worker_tasks = hw.osd_workers}));
       osds.back()->start(task_options);
     }
@@ -113,6 +115,7 @@ struct World {
       OsdServiceOptions o = base;
       o.endpoint_name = name_of(d);
       o.cpu_s_per_op = hw.server_cpu_s_per_op;
+      o.cpu_s_per_byte = hw.server_cpu_s_per_byte;
       o.worker_tasks = hw.osd_workers;
       osds.push_back(std::make_unique<OsdService>(env, dev.host(), dev, *written.back(), o));
       osds.back()->start();
