@@ -60,6 +60,8 @@ constexpr int64_t kMinRequestsPerHdd = 12;
 constexpr int kMaxSlicedServers = 16;
 // Checkpoint ranks up to which "auto" simulates every rank.
 constexpr int kAutoRequestRanks = 64;
+// Bytes of writes a Ceph client keeps in flight: librados' objecter_inflight_op_bytes default.
+constexpr uint64_t kObjecterInflightBytes = uint64_t{100} << 20;
 // Simulated seconds without a completed read after which a run without failures is stalled.
 constexpr double kStallS = 60;
 // Erasure-coding CPU per core, bytes/s, charged by the OSD per byte encoded (k x su per touched
@@ -1604,12 +1606,18 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     }
     ErasureCoding ec_spec;
     if (ec) ec_spec = ErasureCoding{s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
+    // Writes: as many objects in flight as librados' objecter lets a client have
+    // (objecter_inflight_op_bytes, 100 MiB), at least the read window.
+    const int write_window = static_cast<int>(
+        std::max<uint64_t>(s.storage.rados.inflight_objects,
+                           kObjecterInflightBytes / std::max<uint64_t>(1, rbd->spec().object_size_bytes)));
     backend = services::RadosBackend{*rbd,
                                      client_placement,
                                      s.storage.rados.inflight_objects,
                                      ec_spec,
                                      models::has_failures(s) ? &world.map_epoch : nullptr,
-                                     1.0};
+                                     1.0,
+                                     write_window};
   } else if (s.storage.design == StorageDesign::kPfs) {
     std::vector<layout::Ost> osts;
     for (int d = 0; d < drives; ++d) {
@@ -1679,6 +1687,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     // node's file system striped over its own drives, every file on every node, each client
     // reading its own "head" (services::NfsBackend::local_head).
     const int heads = s.cluster.storage.count;
+    const bool local = s.storage.design == StorageDesign::kLocal;
     world.index = std::make_unique<services::DatasetObjectIndex>(
         *world.dataset, services::DatasetObjectIndex::Naming::kNfs);
     for (int h = 0; h < heads; ++h) {
@@ -1692,7 +1701,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
         services::OsdServiceOptions o;
         o.endpoint_name = services::nfs_endpoint_name(h);
         o.cpu_s_per_op = server_cpu_s;
-        o.cpu_s_per_byte = s.storage.protocol.cpu_s_per_byte();
+        // (Design local has no server: the node pays its per-byte CPU as the client.)
+        o.cpu_s_per_byte = local ? 0 : s.storage.protocol.cpu_s_per_byte();
         o.worker_tasks = 2;
         o.store_mutex = world.head_mutexes.back().get();
         o.unstable = world.head_unstable.back().get();
@@ -1700,7 +1710,6 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
             env, env.host_of_drive(drive), env.device(drive), store, o));
       }
     }
-    const bool local = s.storage.design == StorageDesign::kLocal;
     uint64_t rsize = local ? s.storage.local.io_bytes : s.storage.nfs.rsize_bytes;
     int inflight = local ? s.storage.local.inflight_ios : s.storage.nfs.inflight_rpcs;
     if (!local && ((k > 1 && coalesce_in_slice(s)) || checkpoint) &&

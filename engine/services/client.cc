@@ -507,7 +507,11 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
     durable = false;
   }
   if (!writes.ok()) return fail(writes.status());
-  Result<uint64_t> bytes = exchange_writes(*writes, window_of(), durable, reply_ep);
+  size_t window = window_of();
+  if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->write_window_requests > 0) {
+    window = static_cast<size_t>(r->write_window_requests);
+  }
+  Result<uint64_t> bytes = exchange_writes(*writes, window, durable, reply_ep);
   if (!bytes.ok()) return fail(bytes.status());
   if (std::holds_alternative<PfsBackend>(backend_)) {
     Result<uint64_t> closed =

@@ -65,6 +65,9 @@ struct RadosBackend {
   // late acknowledgement of an earlier send is ignored.
   const std::atomic<uint32_t>* map_epoch = nullptr;
   double resend_check_s = 1.0;
+  // Object requests in flight per file write (0: window_requests). A writer's data is buffered
+  // (page cache, librados' objecter), so writes go out far deeper than a reader's readahead.
+  int write_window_requests = 0;
 };
 
 struct PfsBackend {

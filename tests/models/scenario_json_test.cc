@@ -592,9 +592,9 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "seed: expected an integer in 0..18446744073709551615, found -1"},
       {[](json& j) { j["name"] = ""; }, "name: expected a non-empty string, found \"\""},
       {[](json& j) { j["storage"]["design"] = "s3"; },
-       "storage.design: expected 'rados' or 'pfs' or 'nfs', found \"s3\""},
+       "storage.design: expected 'rados' or 'pfs' or 'nfs' or 'local', found \"s3\""},
       {[](json& j) { j["storage"].erase("design"); },
-       "storage.design: expected 'rados' or 'pfs' or 'nfs', found nothing"},
+       "storage.design: expected 'rados' or 'pfs' or 'nfs' or 'local', found nothing"},
       {[](json& j) { j["storage"]["protocol"] = "iscsi"; },
        "storage.protocol: protocol 'iscsi' does not carry design 'rados' (expected one of: rdma, "
        "tcp)"},
