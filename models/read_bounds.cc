@@ -58,18 +58,15 @@ RequestShape request_shape(const Scenario& s, double file, double drives) {
       r.text = num(r.requests) + " RPC(s) of up to 4 MiB over " + num(count) + " OST(s)";
       break;
     }
-    case StorageDesign::kNfs: {
-      const double rsize = static_cast<double>(s.storage.nfs.rsize_bytes);
-      r.requests = std::ceil(file / rsize);
-      r.drive_ops = r.requests;
-      r.text = num(r.requests) + " RPC(s) of " + mib(rsize);
-      break;
-    }
+    case StorageDesign::kNfs:
     case StorageDesign::kLocal: {
-      const double io = static_cast<double>(s.storage.local.io_bytes);
-      r.requests = std::ceil(file / io);
+      // Whole-file reads in requests of one size: NFS RPCs of rsize, local block reads.
+      const bool nfs = s.storage.design == StorageDesign::kNfs;
+      const double size =
+          static_cast<double>(nfs ? s.storage.nfs.rsize_bytes : s.storage.local.io_bytes);
+      r.requests = std::ceil(file / size);
       r.drive_ops = r.requests;
-      r.text = num(r.requests) + " block read(s) of " + mib(io);
+      r.text = num(r.requests) + (nfs ? " RPC(s) of " : " block read(s) of ") + mib(size);
       break;
     }
   }
