@@ -1606,8 +1606,9 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
     }
     ErasureCoding ec_spec;
     if (ec) ec_spec = ErasureCoding{s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
-    // Writes: as many objects in flight as librados' objecter lets a client have
-    // (objecter_inflight_op_bytes, 100 MiB), at least the read window.
+    // Writes: the objects in flight librados' objecter lets one writer process have
+    // (objecter_inflight_op_bytes, 100 MiB; each checkpoint rank is a process of its own), at
+    // least the read window.
     const int write_window = static_cast<int>(std::max<uint64_t>(
         s.storage.rados.inflight_objects,
         kObjecterInflightBytes / std::max<uint64_t>(1, rbd->spec().object_size_bytes)));

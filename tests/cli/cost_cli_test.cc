@@ -79,7 +79,7 @@ TEST(CostCli, RunRefusesMoreTasksThanTheMachineAllows) {
     auto r = granary(cmd + f);
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_EQ(r.err.rfind("granary: " + f + ": workloads[0].queue_depth: the run needs 13", 0), 0u)
+    EXPECT_EQ(r.err.rfind("granary: " + f + ": workloads[0].queue_depth: the run needs 14", 0), 0u)
         << r.err;
     EXPECT_NE(r.err.find("raise vm.max_map_count"), std::string::npos) << r.err;
   }

@@ -1043,8 +1043,13 @@ nlohmann::ordered_json shrink_scenario(nlohmann::ordered_json s, const std::stri
         need = r.value("replicas", int64_t{3});
       }
     }
-    c["storage"]["count"] =
-        std::min<int64_t>(c["storage"]["count"].get<int64_t>(), std::max<int64_t>(4, need));
+    // (Design local: one drive set per client node, its count that of the clients.)
+    if (storage.value("design", std::string()) == "local") {
+      if (c["storage"].contains("count")) c["storage"]["count"] = clients["count"];
+    } else {
+      c["storage"]["count"] =
+          std::min<int64_t>(c["storage"]["count"].get<int64_t>(), std::max<int64_t>(4, need));
+    }
     auto& drive = c["storage"]["drive"];
     drive["count"] = std::min<int64_t>(drive.value("count", int64_t{1}), 4);
   }

@@ -133,8 +133,8 @@ TEST(Catalog, ProtocolsAreSane) {
 }
 
 TEST(Catalog, EveryDesignHasCatalogProtocols) {
-  for (StorageDesign d : {StorageDesign::kRados, StorageDesign::kPfs, StorageDesign::kNfs,
-                          StorageDesign::kLocal}) {
+  for (StorageDesign d :
+       {StorageDesign::kRados, StorageDesign::kPfs, StorageDesign::kNfs, StorageDesign::kLocal}) {
     ASSERT_FALSE(protocols_for_design(d).empty());
     for (const std::string& p : protocols_for_design(d)) {
       EXPECT_TRUE(protocol_profile(p).ok()) << p;
