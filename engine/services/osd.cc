@@ -398,7 +398,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
   }
   if (!error.empty()) return fail(ReplyError::kNone, error);
   if (plan->decode_bytes > 0) {
-    env_.compute_s(static_cast<double>(plan->decode_bytes) * options_.ec_cpu_s_per_byte);
+    env_.compute_s(static_cast<double>(plan->decode_bytes) * decode_cpu_s_per_byte());
     count(&OsdStats::ec_reads_degraded, 1);
   }
   count_read(request.length);
@@ -508,7 +508,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
           }
         }
         if (request.shards[shard].empty()) continue;
-        env_.compute_s(static_cast<double>(e.length_bytes) * options_.ec_cpu_s_per_byte);
+        env_.compute_s(static_cast<double>(e.length_bytes) * decode_cpu_s_per_byte());
       }
       if (request.shards[shard] == options_.endpoint_name) {
         auto extents = device_extents(request.object, e.offset_bytes, e.length_bytes);

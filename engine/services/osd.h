@@ -85,9 +85,11 @@ struct OsdServiceOptions {
   // checksums; 0 when zero-copy), charged with cpu_s_per_op on the request's length.
   double cpu_s_per_byte = 0;
   int worker_tasks = 4;  // >= 1
-  // Erasure coding CPU per byte fed to the encoder or rebuilt by the decoder (ISA-L
-  // Reed-Solomon runs at several GB/s per core).
+  // Erasure coding CPU per data byte fed to the encoder (ISA-L Reed-Solomon runs at several
+  // GB/s per core), and per byte the decoder rebuilds (k multiply-adds per byte where encoding
+  // costs m per byte: slower; < 0: the encode rate).
   double ec_cpu_s_per_byte = 0;
+  double ec_decode_cpu_s_per_byte = -1;
   Device* journal = nullptr;           // write-ahead journal device (null: none)
   UnstableWrites* unstable = nullptr;  // NFS: required for unstable writes and commits
   EnvMutex* store_mutex = nullptr;     // when several services share one writable index
@@ -177,6 +179,10 @@ class OsdService {
                      std::vector<DeviceExtent>* deferred);
   void write_deferred(const std::vector<DeviceExtent>& deferred);
   void count(uint64_t OsdStats::*field, uint64_t n);
+  double decode_cpu_s_per_byte() const {
+    return options_.ec_decode_cpu_s_per_byte >= 0 ? options_.ec_decode_cpu_s_per_byte
+                                                  : options_.ec_cpu_s_per_byte;
+  }
   void count_read(uint64_t bytes);  // one answered read request of `bytes`
   // The interval of `object`'s group now (0 without a placement).
   uint64_t interval_of(const std::string& object) const;

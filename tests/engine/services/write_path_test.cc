@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <memory>
 
@@ -205,6 +206,45 @@ TEST(WritePath, ErasureCodingStoresKPlusMOverKAndReadsDegraded) {
   // Every object has osd.3 among its 6 shards (there are 6 devices); the reads of the objects
   // where it held a data chunk had to decode.
   EXPECT_GT(sum(w, &OsdStats::ec_reads_degraded), 0u);
+}
+
+// Decoding is charged at its own rate: a slower decoder lengthens the degraded read only.
+TEST(WritePath, DecodeCpuIsChargedApartFromEncode) {
+  auto latencies = [](double decode_cpu_s_per_byte) {
+    test::World w(1, {.servers = 6});
+    placement::Ring ring = test::make_ring(6, 6);
+    OsdServiceOptions o;
+    o.ec_cpu_s_per_byte = 1e-10;
+    o.ec_decode_cpu_s_per_byte = decode_cpu_s_per_byte;
+    w.start_writable_services([](int d) { return osd_endpoint_name(d); }, o);
+    const ErasureCoding ec{4, 2, 4096};
+    StorageClient client(
+        w.env, w.client_host,
+        RadosBackend{layout::RbdLayout::default_layout(), &ring, 2, ec, nullptr, 1.0},
+        {.name = "c"});
+    MaskedPlacement degraded_placement(ring, 3);
+    StorageClient degraded(
+        w.env, w.client_host,
+        RadosBackend{layout::RbdLayout::default_layout(), &degraded_placement, 2, ec, nullptr, 1.0},
+        {.name = "d"});
+    double write_s = -1, healthy_s = -1, degraded_s = -1;
+    w.env.spawn(w.client_host, "rw", [&] {
+      auto wr = client.write_file("ckpt/rank0", 16 * kMiB);
+      auto r = client.read_file("ckpt/rank0", 16 * kMiB);
+      auto d = degraded.read_file("ckpt/rank0", 16 * kMiB);
+      ASSERT_TRUE(wr.ok() && r.ok() && d.ok());
+      write_s = wr->latency_s;
+      healthy_s = r->latency_s;
+      degraded_s = d->latency_s;
+    });
+    w.env.run();
+    return std::array<double, 3>{write_s, healthy_s, degraded_s};
+  };
+  const auto same = latencies(-1);  // the encode rate
+  const auto slow = latencies(1e-8);
+  EXPECT_DOUBLE_EQ(slow[0], same[0]);
+  EXPECT_DOUBLE_EQ(slow[1], same[1]);
+  EXPECT_GT(slow[2], same[2] + 1e-3);  // at least 1 ms more of decoding
 }
 
 TEST(WritePath, NfsCommitWaitsForTheDrive) {
