@@ -335,6 +335,10 @@ void check_local_storm(int nodes, const std::string& fidelity, int slice_factor)
   // No byte crosses a NIC.
   EXPECT_EQ((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.0)
       << (*r)["utilization"].dump();
+  // 2,000 files of 32 MiB against nodes of 1,024 GiB each (the default): far from MLPerf's 5x.
+  EXPECT_NEAR((*r)["summary"]["dataset_over_client_memory"].get<double>(),
+              2000.0 * 32 / 1024 / (1024.0 * nodes), 1e-6);
+  EXPECT_FALSE((*r)["summary"]["page_cache_rule_met"].get<bool>());
 }
 
 TEST(SimValidation, LocalDriveBoundStormRunsAtItsDrivesBandwidth) {
