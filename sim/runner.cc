@@ -2231,9 +2231,8 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // (steps x batch x accelerators) at the mean sample size, over the (extrapolated) epoch;
   // null when the epoch did not end within the simulated time.
   {
-    const double sample_bytes = mean_sample_bytes;
     const double epoch_bytes = static_cast<double>(steps_per_epoch) * w.batch_size *
-                               in.cluster.clients.count * accel * sample_bytes;
+                               in.cluster.clients.count * accel * mean_sample_bytes;
     summary["read_gibps_epoch"] = epoch_complete && epoch_s > 0
                                       ? nlohmann::json(round_to(epoch_bytes / epoch_s / gib, 6))
                                       : nlohmann::json();
