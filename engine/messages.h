@@ -63,6 +63,9 @@ struct ReadReply {
   ReplyError error_code = ReplyError::kNone;
   uint64_t length = 0;   // bytes returned (the payload)
   double sent_at_s = 0;  // copied from the request
+  // The version of the object (or shard) the bytes come from (WriteRequest::version; 0 where
+  // objects are not versioned: the size-only simulation).
+  uint64_t version = 0;
 };
 
 // ---- metadata (client -> metadata server -> client)
@@ -118,6 +121,11 @@ struct WriteRequest {
   // moved on to another interval, unanswered (Ceph drops ops from before a PG's
   // same_interval_since; the client resends to the group's OSDs now).
   uint64_t interval = 0;
+  // The version the write gives the object (> 0 where objects are versioned: a client that
+  // carries data numbers its writes of an object increasingly; 0: unversioned). Stored with
+  // the object's bytes, atomically (object_backend.h); peering compares versions to find
+  // stale copies. A recovery push carries the version of the copy it restores.
+  uint64_t version = 0;
 };
 
 struct WriteReply {
@@ -136,6 +144,45 @@ struct CommitRequest {
   std::string object;
   std::string reply_to;
   double sent_at_s = 0;
+};
+
+// ---- peering and scrub (OSD <-> OSD, engine/recovery/peering.h)
+
+// What an OSD holds of an object.
+struct ObjectInfo {
+  uint64_t size_bytes = 0;     // bytes this OSD holds (a shard: its shard bytes)
+  uint64_t logical_bytes = 0;  // the object's size as clients see it (0: size_bytes)
+  uint64_t version = 0;        // WriteRequest::version of its content (0: unversioned)
+
+  uint64_t client_bytes() const { return logical_bytes > 0 ? logical_bytes : size_bytes; }
+};
+
+struct ObjectListing {
+  std::string name;
+  ObjectInfo info;
+};
+
+// Lists the objects an OSD holds of placement group `pg` (every object when the OSD has no
+// placement), answered with a ScanReply.
+struct ScanRequest {
+  uint64_t request_id = 0;
+  uint32_t pg = 0;
+  std::string reply_to;
+};
+
+struct ScanReply {
+  uint64_t request_id = 0;
+  bool ok = true;
+  std::string error;
+  std::vector<ObjectListing> objects;  // in name order
+};
+
+// Removes `object` from an OSD (a peering rollback of a write no copy can complete);
+// answered with a WriteReply (kNotFound when absent).
+struct RemoveRequest {
+  uint64_t request_id = 0;
+  std::string object;
+  std::string reply_to;
 };
 
 // ---- control
@@ -187,7 +234,7 @@ struct RecoveryReadReply {
 
 using MessageBody =
     std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest, WriteReply,
-                 CommitRequest, Shutdown,
+                 CommitRequest, Shutdown, ScanRequest, ScanReply, RemoveRequest,
                  // cluster map and recovery
                  Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply>;
 

@@ -118,7 +118,9 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
 }
 
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
-                                         Endpoint& reply_ep, uint32_t planned_epoch) {
+                                         Endpoint& reply_ep, uint32_t planned_epoch,
+                                         std::vector<Payload>* replies) {
+  if (replies != nullptr) replies->assign(reads.size(), Payload{});
   struct Pending {
     size_t index;    // in reads
     double sent_s;   // this send
@@ -220,8 +222,15 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     stats_.requests += next;
   }
   while (!pending.empty()) {
-    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s) : reply_ep.recv();
+    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s)
+                        : rados != nullptr && rados->op_timeout_s > 0
+                            ? reply_ep.recv(rados->op_timeout_s)
+                            : reply_ep.recv();
     if (!m.ok()) {
+      if (!map_epoch && m.status().code() == Status::Code::kNotFound) {
+        return Status::io_error(std::to_string(pending.size()) + " object reads unanswered after " +
+                                std::to_string(rados->op_timeout_s) + " s (op_timeout_s)");
+      }
       if (map_epoch && m.status().code() == Status::Code::kNotFound) {
         // Nothing arrived for resend_check_s: a request parked on an older map (its group had
         // no OSD, or it went to an OSD that died) is tried again under the map of now.
@@ -236,19 +245,23 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     if (reply == nullptr) continue;
     auto it = pending.find(reply->request_id);
     if (it == pending.end()) continue;  // stale (not ours, or answered after a resend)
-    const ObjectRead& read = reads[it->second.index];
+    const size_t index = it->second.index;
+    const ObjectRead& read = reads[index];
     pending.erase(it);
     if (!reply->ok) {
       if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
-    } else if (reply->length != read.length_bytes || m->payload.size_bytes != read.length_bytes) {
+    } else if (reply->length != read.length_bytes || m->payload.size_bytes != read.length_bytes ||
+               (replies != nullptr && !m->payload.bytes)) {
       if (first_error.ok()) {
         first_error = Status::corruption(
             read.endpoint + ": asked for " + std::to_string(read.length_bytes) + " bytes of " +
-            read.object + ", got " + std::to_string(m->payload.size_bytes));
+            read.object + ", got " + std::to_string(m->payload.size_bytes) +
+            (m->payload.bytes || replies == nullptr ? "" : " without their bytes"));
       }
     } else {
       bytes += reply->length;
       bytes_received_.fetch_add(reply->length, std::memory_order_relaxed);
+      if (replies != nullptr) (*replies)[index] = std::move(m->payload);
     }
     if (first_error.ok() && next < reads.size()) {
       send_next();
@@ -260,7 +273,8 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   return bytes;
 }
 
-Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_bytes) {
+Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_bytes,
+                                          std::vector<std::byte>* data) {
   const double start_s = env_.now_s();
   Endpoint& reply_ep = take_reply_endpoint();
   auto fail = [&](Status s) -> Result<FileRead> {
@@ -269,6 +283,11 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     ++stats_.errors;
     return s;
   };
+  if (data != nullptr && !std::holds_alternative<RadosBackend>(backend_)) {
+    return fail(Status::not_supported(std::string(path) +
+                                      ": reads that return data are for rados pools; pfs "
+                                      "and nfs clients move sizes only"));
+  }
   const size_t window = window_of();
   if (std::holds_alternative<PfsBackend>(backend_)) {
     Result<uint64_t> size = pfs_open(path, reply_ep);
@@ -286,8 +305,13 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
                                     &ClientStats::blocked_s, &planned_epoch)
                        : plan(path, size_bytes);
   if (!reads.ok()) return fail(reads.status());
-  Result<uint64_t> bytes = exchange(*reads, window, reply_ep, planned_epoch);
+  std::vector<Payload> replies;
+  Result<uint64_t> bytes =
+      exchange(*reads, window, reply_ep, planned_epoch, data != nullptr ? &replies : nullptr);
   if (!bytes.ok()) return fail(bytes.status());
+  if (data != nullptr) {
+    if (Status s = gather_rados(*rados, 0, size_bytes, replies, data); !s.ok()) return fail(s);
+  }
   return_reply_endpoint(reply_ep);
   FileRead r{*bytes, env_.now_s() - start_s, reads->size()};
   std::lock_guard<EnvMutex> lock(mu_);
@@ -340,7 +364,15 @@ size_t StorageClient::window_of() const {
 }
 
 Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& writes,
-                                                size_t window, bool durable, Endpoint& reply_ep) {
+                                                size_t window, bool durable, Endpoint& reply_ep,
+                                                const std::vector<Payload>* payloads) {
+  // Each write with data gets its version once: a resend carries the same bytes and version.
+  std::vector<uint64_t> versions;
+  if (payloads != nullptr) {
+    GRANARY_CHECK(payloads->size() == writes.size());
+    std::lock_guard<EnvMutex> lock(mu_);
+    for (size_t i = 0; i < writes.size(); ++i) versions.push_back(++write_version_);
+  }
   struct Pending {
     size_t index;       // in writes
     double sent_s;      // this send (or attempt, when its group had no OSD)
@@ -392,6 +424,7 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
     request.reply_to = reply_ep.name();
     request.durable = durable;
     request.interval = interval;
+    if (payloads != nullptr) request.version = versions[index];
     if (rados != nullptr && rados->ec.k > 0) {
       request.ec = rados->ec;
       request.shards = target.group;
@@ -405,8 +438,10 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
     request.sent_at_s = env_.now_s();
     pending.emplace(request.request_id, Pending{index, request.sent_at_s, epoch_now(), interval,
                                                 true, target.endpoint});
-    env_.send(host_, target.endpoint,
-              Message{std::move(request), Payload::of_size(target.length_bytes)});
+    env_.send(
+        host_, target.endpoint,
+        Message{std::move(request),
+                payloads != nullptr ? (*payloads)[index] : Payload::of_size(target.length_bytes)});
   };
   auto send_next = [&] {
     {
@@ -444,7 +479,14 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
   while (next < writes.size() && pending.size() < window) send_next();
   double next_check_s = env_.now_s() + (map_epoch ? rados->resend_check_s : 0);
   while (!pending.empty()) {
-    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s) : reply_ep.recv();
+    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s)
+                        : rados != nullptr && rados->op_timeout_s > 0
+                            ? reply_ep.recv(rados->op_timeout_s)
+                            : reply_ep.recv();
+    if (!m.ok() && !map_epoch && m.status().code() == Status::Code::kNotFound) {
+      return Status::io_error(std::to_string(pending.size()) + " object writes unanswered after " +
+                              std::to_string(rados->op_timeout_s) + " s (op_timeout_s)");
+    }
     if (!m.ok() && !(map_epoch && m.status().code() == Status::Code::kNotFound)) {
       return m.status();
     }
@@ -481,6 +523,61 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
 
 Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size_bytes,
                                             WriteOptions options) {
+  return write_whole(path, size_bytes, nullptr, options);
+}
+
+Result<FileWrite> StorageClient::write_file(std::string_view path, const Payload& data,
+                                            WriteOptions options) {
+  return write_whole(path, data.size_bytes, data.bytes ? &data : nullptr, options);
+}
+
+Result<std::vector<Payload>> StorageClient::split_rados(const RadosBackend& rados, uint64_t offset,
+                                                        const Payload& data) {
+  Result<std::vector<layout::ObjectExtent>> extents =
+      rados.layout.image_to_objects(offset, data.size_bytes);
+  if (!extents.ok()) return extents.status();
+  std::vector<Payload> out;
+  out.reserve(extents->size());
+  for (const layout::ObjectExtent& e : *extents) {
+    auto bytes = std::make_shared<std::vector<std::byte>>();
+    bytes->reserve(e.length_bytes);
+    for (const layout::ByteRange& r : e.image_ranges) {
+      const auto from = data.bytes->begin() + static_cast<ptrdiff_t>(r.offset_bytes - offset);
+      bytes->insert(bytes->end(), from, from + static_cast<ptrdiff_t>(r.length_bytes));
+    }
+    out.push_back(Payload{e.length_bytes, std::move(bytes)});
+  }
+  return out;
+}
+
+Status StorageClient::gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
+                                   const std::vector<Payload>& replies,
+                                   std::vector<std::byte>* data) {
+  Result<std::vector<layout::ObjectExtent>> extents = rados.layout.image_to_objects(offset, length);
+  if (!extents.ok()) return extents.status();
+  if (extents->size() != replies.size()) {
+    return Status::corruption("gather_rados: " + std::to_string(replies.size()) + " replies for " +
+                              std::to_string(extents->size()) + " extents");
+  }
+  data->assign(length, std::byte{0});
+  for (size_t i = 0; i < extents->size(); ++i) {
+    const Payload& p = replies[i];
+    if (!p.bytes || p.bytes->size() != (*extents)[i].length_bytes) {
+      return Status::corruption("object extent " + std::to_string(i) + " came back without its " +
+                                std::to_string((*extents)[i].length_bytes) + " bytes");
+    }
+    uint64_t at = 0;
+    for (const layout::ByteRange& r : (*extents)[i].image_ranges) {
+      std::copy_n(p.bytes->begin() + static_cast<ptrdiff_t>(at), r.length_bytes,
+                  data->begin() + static_cast<ptrdiff_t>(r.offset_bytes - offset));
+      at += r.length_bytes;
+    }
+  }
+  return Status();
+}
+
+Result<FileWrite> StorageClient::write_whole(std::string_view path, uint64_t size_bytes,
+                                             const Payload* data, WriteOptions options) {
   const double start_s = env_.now_s();
   Endpoint& reply_ep = take_reply_endpoint();
   auto fail = [&](Status s) -> Result<FileWrite> {
@@ -491,6 +588,18 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
   };
   Result<std::vector<ObjectRead>> writes = std::vector<ObjectRead>{};
   bool durable = true;
+  std::vector<Payload> payloads;
+  if (data != nullptr) {
+    const auto* r = std::get_if<RadosBackend>(&backend_);
+    if (r == nullptr) {
+      return fail(Status::not_supported(std::string(path) +
+                                        ": writes that carry data are for rados pools; pfs and nfs "
+                                        "clients move sizes only"));
+    }
+    Result<std::vector<Payload>> split = split_rados(*r, 0, *data);
+    if (!split.ok()) return fail(split.status());
+    payloads = std::move(*split);
+  }
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
     writes =
         plan_rados(*r, path, 0, size_bytes, /*with_group=*/true, &ClientStats::write_blocked_s);
@@ -511,7 +620,8 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, uint64_t size
   if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->write_window_requests > 0) {
     window = static_cast<size_t>(r->write_window_requests);
   }
-  Result<uint64_t> bytes = exchange_writes(*writes, window, durable, reply_ep);
+  Result<uint64_t> bytes =
+      exchange_writes(*writes, window, durable, reply_ep, data != nullptr ? &payloads : nullptr);
   if (!bytes.ok()) return fail(bytes.status());
   if (std::holds_alternative<PfsBackend>(backend_)) {
     Result<uint64_t> closed =
@@ -574,8 +684,8 @@ Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& ra
   return requests;
 }
 
-Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offset,
-                                            uint64_t length) {
+Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offset, uint64_t length,
+                                            std::vector<std::byte>* data) {
   const auto* rados = std::get_if<RadosBackend>(&backend_);
   if (rados == nullptr) {
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");
@@ -585,9 +695,13 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
                                                      &ClientStats::blocked_s, &planned_epoch);
   if (!reads.ok()) return reads.status();
   Endpoint& reply_ep = take_reply_endpoint();
-  Result<uint64_t> bytes =
-      exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep, planned_epoch);
+  std::vector<Payload> replies;
+  Result<uint64_t> bytes = exchange(*reads, std::numeric_limits<size_t>::max(), reply_ep,
+                                    planned_epoch, data != nullptr ? &replies : nullptr);
   return_reply_endpoint(reply_ep);
+  if (bytes.ok() && data != nullptr) {
+    if (Status s = gather_rados(*rados, offset, length, replies, data); !s.ok()) bytes = s;
+  }
   std::lock_guard<EnvMutex> lock(mu_);
   if (!bytes.ok()) {
     ++stats_.errors;
@@ -599,6 +713,16 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
 
 Result<uint64_t> StorageClient::write_extent(std::string_view path, uint64_t offset,
                                              uint64_t length) {
+  return write_range(path, offset, length, nullptr);
+}
+
+Result<uint64_t> StorageClient::write_extent(std::string_view path, uint64_t offset,
+                                             const Payload& data) {
+  return write_range(path, offset, data.size_bytes, data.bytes ? &data : nullptr);
+}
+
+Result<uint64_t> StorageClient::write_range(std::string_view path, uint64_t offset, uint64_t length,
+                                            const Payload* data) {
   const auto* rados = std::get_if<RadosBackend>(&backend_);
   if (rados == nullptr) {
     return Status::invalid_argument("write_extent: block I/O needs a rados backend (RBD images)");
@@ -606,9 +730,16 @@ Result<uint64_t> StorageClient::write_extent(std::string_view path, uint64_t off
   Result<std::vector<ObjectRead>> writes =
       plan_rados(*rados, path, offset, length, /*with_group=*/true, &ClientStats::write_blocked_s);
   if (!writes.ok()) return writes.status();
+  std::vector<Payload> payloads;
+  if (data != nullptr) {
+    Result<std::vector<Payload>> split = split_rados(*rados, offset, *data);
+    if (!split.ok()) return split.status();
+    payloads = std::move(*split);
+  }
   Endpoint& reply_ep = take_reply_endpoint();
   Result<uint64_t> bytes =
-      exchange_writes(*writes, std::numeric_limits<size_t>::max(), /*durable=*/true, reply_ep);
+      exchange_writes(*writes, std::numeric_limits<size_t>::max(),
+                      /*durable=*/true, reply_ep, data != nullptr ? &payloads : nullptr);
   return_reply_endpoint(reply_ep);
   std::lock_guard<EnvMutex> lock(mu_);
   if (!bytes.ok()) {

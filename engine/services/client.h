@@ -68,6 +68,10 @@ struct RadosBackend {
   // Object requests in flight per file write (0: window_requests). A writer's data is buffered
   // (page cache, librados' objecter), so writes go out far deeper than a reader's readahead.
   int write_window_requests = 0;
+  // Without a map (map_epoch null): a call whose requests stay unanswered this long fails with
+  // an io_error naming the timeout (librados' rados_osd_op_timeout), the requests still in
+  // flight are abandoned (their late replies ignored). 0: wait for ever.
+  double op_timeout_s = 0;
 };
 
 struct PfsBackend {
@@ -149,7 +153,11 @@ class StorageClient {
 
   // Reads the whole file `path` of `size_bytes` (see the header comment); blocks the calling
   // task until every reply is in.
-  Result<FileRead> read_file(std::string_view path, uint64_t size_bytes);
+  // With `data` (rados only): the file's bytes, as the OSDs returned them, are put there
+  // (resized to size_bytes); OSDs that keep no bytes (the size-only simulation) make that an
+  // error.
+  Result<FileRead> read_file(std::string_view path, uint64_t size_bytes,
+                             std::vector<std::byte>* data = nullptr);
   // pfs: closes the client's handle on the MDS (error if the client has none). Other designs
   // have no open state: OK.
   Status close_file(std::string_view path);
@@ -165,6 +173,12 @@ class StorageClient {
   // the map as the backend's comment says.
   Result<FileWrite> write_file(std::string_view path, uint64_t size_bytes,
                                WriteOptions options = {});
+  // Writes `data` as the whole file `path` (rados only; its size is data.size_bytes): each
+  // object extent's request carries its bytes and a version (the client's next write number:
+  // increasing per client, so one writer's writes of an object are ordered; engine/services/
+  // object_backend.h). A payload without bytes is a size-only write.
+  Result<FileWrite> write_file(std::string_view path, const Payload& data,
+                               WriteOptions options = {});
 
   // rados only (an RBD image's block I/O, block_volume.h): reads or writes
   // [offset, offset + length) of the image or file `path`, one request per object extent, all
@@ -172,8 +186,12 @@ class StorageClient {
   // is acknowledged once durable. While a group has no OSD (an inactive PG) the call waits for
   // a map that brings one back, as for read_file. The bytes moved; failures as for read_file.
   // Counted in requests / write_requests, not in files_read or files_written.
-  Result<uint64_t> read_extent(std::string_view path, uint64_t offset, uint64_t length);
+  // With `data`: the bytes read, as read_file.
+  Result<uint64_t> read_extent(std::string_view path, uint64_t offset, uint64_t length,
+                               std::vector<std::byte>* data = nullptr);
   Result<uint64_t> write_extent(std::string_view path, uint64_t offset, uint64_t length);
+  // Writes `data` at `offset` of `path`, carrying its bytes and versions as write_file does.
+  Result<uint64_t> write_extent(std::string_view path, uint64_t offset, const Payload& data);
 
   HostId host() const { return host_; }
   ClientStats stats() const;
@@ -191,10 +209,23 @@ class StorageClient {
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
   // replies, re-targeting with the map (RadosBackend::map_epoch).
+  // `replies` (if not null) receives each read's payload, by index.
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window, Endpoint& reply_ep,
-                            uint32_t planned_epoch);
+                            uint32_t planned_epoch, std::vector<Payload>* replies = nullptr);
+  // `payloads` (if not null): each write's data, by index, sent with a version.
   Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
-                                   bool durable, Endpoint& reply_ep);
+                                   bool durable, Endpoint& reply_ep,
+                                   const std::vector<Payload>* payloads = nullptr);
+  // rados with data: the bytes of [offset, offset + length) per request of rados_reads(...,
+  // offset, length), cut from `data` (the range's bytes) or, reading, assembled into it.
+  Result<std::vector<Payload>> split_rados(const RadosBackend& rados, uint64_t offset,
+                                           const Payload& data);
+  Status gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
+                      const std::vector<Payload>& replies, std::vector<std::byte>* data);
+  Result<FileWrite> write_whole(std::string_view path, uint64_t size_bytes, const Payload* data,
+                                WriteOptions options);
+  Result<uint64_t> write_range(std::string_view path, uint64_t offset, uint64_t length,
+                               const Payload* data);
   size_t window_of() const;
   // rados: the requests for [offset, offset + length) of `path`, waiting (with map_epoch) while
   // a group has no device; the time waited is added to stats_.*blocked.
@@ -213,6 +244,7 @@ class StorageClient {
   std::vector<Endpoint*> free_reply_endpoints_;
   int reply_endpoints_made_ = 0;
   uint64_t request_id_ = 0;
+  uint64_t write_version_ = 0;  // the last version given to a write with data
   struct OpenFile {
     uint64_t size_bytes = 0;  // as the MDS reported it
     int handles = 0;          // MDS handles this client holds

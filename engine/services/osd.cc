@@ -1,6 +1,7 @@
 #include "engine/services/osd.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -69,12 +70,10 @@ redundancy::ErasureProfile profile_of(const ErasureCoding& ec) {
 
 }  // namespace
 
-OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
-                       OsdServiceOptions options)
+OsdService::OsdService(Env& env, HostId host, Device& device, OsdServiceOptions options)
     : env_(env),
       host_(host),
       device_(device),
-      store_(store),
       options_(std::move(options)),
       endpoint_(env.endpoint(host, options_.endpoint_name)),
       sub_endpoint_(env.endpoint(host, sub_op_endpoint(options_.endpoint_name))),
@@ -87,10 +86,23 @@ OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex&
                 options_.ec_cpu_s_per_byte >= 0);
 }
 
+OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
+                       OsdServiceOptions options)
+    : OsdService(env, host, device, std::move(options)) {
+  backend_ = std::make_unique<ExtentBackend>(device, store, nullptr, options_.journal, *store_mu_);
+}
+
 OsdService::OsdService(Env& env, HostId host, Device& device, WritableObjectIndex& store,
                        OsdServiceOptions options)
-    : OsdService(env, host, device, static_cast<const ObjectIndex&>(store), std::move(options)) {
-  writable_ = &store;
+    : OsdService(env, host, device, std::move(options)) {
+  backend_ = std::make_unique<ExtentBackend>(device, store, &store, options_.journal, *store_mu_);
+}
+
+OsdService::OsdService(Env& env, HostId host, Device& device, store::DiskStore& store,
+                       OsdServiceOptions options)
+    : OsdService(env, host, device, std::move(options)) {
+  GRANARY_CHECK(options_.journal == nullptr);
+  backend_ = std::make_unique<StoreBackend>(env, store);
 }
 
 std::string OsdService::sub_op_endpoint(const std::string& osd) {
@@ -154,15 +166,23 @@ void OsdService::serve(int worker, bool sub_ops) {
       pending_sem_->release();
       continue;
     }
-    if (const auto* r = std::get_if<ReadRequest>(&m->body)) {
-      handle_read(*r, own);
-    } else if (const auto* w = std::get_if<WriteRequest>(&m->body)) {
-      handle_write(*w, m->payload, own);
-    } else if (const auto* c = std::get_if<CommitRequest>(&m->body)) {
-      handle_commit(*c);
-    }
-    // Other messages are not for an object service; they are dropped.
+    dispatch(*m, own);
   }
+}
+
+void OsdService::dispatch(const Message& m, Endpoint& own) {
+  if (const auto* r = std::get_if<ReadRequest>(&m.body)) {
+    handle_read(*r, own);
+  } else if (const auto* w = std::get_if<WriteRequest>(&m.body)) {
+    handle_write(*w, m.payload, own);
+  } else if (const auto* c = std::get_if<CommitRequest>(&m.body)) {
+    handle_commit(*c);
+  } else if (const auto* sc = std::get_if<ScanRequest>(&m.body)) {
+    handle_scan(*sc);
+  } else if (const auto* rm = std::get_if<RemoveRequest>(&m.body)) {
+    handle_remove(*rm);
+  }
+  // Other messages are not for an object service; they are dropped.
 }
 
 void OsdService::run_handler(int slot) {
@@ -178,11 +198,7 @@ void OsdService::run_handler(int slot) {
       msg = std::move(pending_.front());
       pending_.pop_front();
     }
-    if (const auto* r = std::get_if<ReadRequest>(&msg->body)) {
-      handle_read(*r, reply);
-    } else if (const auto* w = std::get_if<WriteRequest>(&msg->body)) {
-      handle_write(*w, msg->payload, reply);
-    }
+    dispatch(*msg, reply);
     std::lock_guard<EnvMutex> lock(mu_);
     ++idle_handlers_;
   }
@@ -204,56 +220,87 @@ void OsdService::count(uint64_t OsdStats::*field, uint64_t n) {
   stats_.*field += n;
 }
 
-Result<StoredObject> OsdService::find(const std::string& object) {
-  std::lock_guard<EnvMutex> lock(*store_mu_);
-  return store_.find(object);
+Result<Payload> OsdService::read_own(const std::string& object, uint64_t offset, uint64_t length,
+                                     uint64_t held) {
+  const uint64_t have = std::min(length, held > offset ? held - offset : 0);
+  Result<Payload> data = have > 0 ? backend_->read(object, offset, have) : Payload::of_size(0);
+  if (!data.ok() || !backend_->carries_data()) {
+    if (data.ok()) data->size_bytes = length;
+    return data;
+  }
+  if (have == length) return data;
+  auto bytes = std::make_shared<std::vector<std::byte>>(length);  // zeros past what it holds
+  if (data->bytes) std::copy(data->bytes->begin(), data->bytes->end(), bytes->begin());
+  return Payload{length, std::move(bytes)};
 }
 
-Result<std::vector<DeviceExtent>> OsdService::device_extents(const std::string& object,
-                                                             uint64_t offset, uint64_t length) {
-  std::lock_guard<EnvMutex> lock(*store_mu_);
-  if (writable_ != nullptr) return writable_->map_range(object, offset, length);
-  auto o = store_.find(object);
-  if (!o.ok()) return o.status();
-  return std::vector<DeviceExtent>{{o->offset_bytes + offset, length}};
+Result<std::shared_ptr<const redundancy::ReedSolomon>> OsdService::codec(const ErasureCoding& ec) {
+  const auto key = std::make_tuple(ec.k, ec.m, ec.stripe_unit_bytes);
+  std::lock_guard<EnvMutex> lock(mu_);
+  auto it = codecs_.find(key);
+  if (it != codecs_.end()) return it->second;
+  Result<redundancy::ReedSolomon> rs = redundancy::ReedSolomon::create(profile_of(ec));
+  if (!rs.ok()) return rs.status();
+  auto made = std::make_shared<const redundancy::ReedSolomon>(std::move(*rs));
+  codecs_.emplace(key, made);
+  return made;
 }
 
-Result<Payload> OsdService::read_local(const std::vector<DeviceExtent>& extents) {
-  uint64_t total = 0;
-  for (const auto& e : extents) {
-    auto p = device_.read(e.offset_bytes, e.length_bytes);
-    if (!p.ok()) return p.status();
-    total += e.length_bytes;
+bool OsdService::fetch_shards(const std::string& object,
+                              const std::vector<redundancy::ShardExtent>& extents,
+                              const std::vector<std::string>& shards, const ErasureCoding& ec,
+                              Endpoint& own, const std::function<bool(Result<Message>&)>& receive,
+                              Fetched& out) {
+  out.data.assign(extents.size(), Payload{});
+  out.versions.assign(extents.size(), 0);
+  out.failed.assign(extents.size(), false);
+  std::map<uint64_t, size_t> waiting;  // request id -> extent
+  std::vector<size_t> local;
+  for (size_t i = 0; i < extents.size(); ++i) {
+    const std::string& to = shards[extents[i].shard];
+    if (to == options_.endpoint_name) {
+      local.push_back(i);
+    } else {
+      waiting[send_shard_read(to, object, extents[i], ec, own)] = i;
+    }
   }
-  return Payload::of_size(total);
-}
-
-Status OsdService::write_local(const std::string& object, uint64_t offset, uint64_t length,
-                               uint64_t logical_end, const Payload& payload,
-                               std::vector<DeviceExtent>* deferred) {
-  Result<std::vector<DeviceExtent>> extents = Status::io_error("unset");
-  {
-    std::lock_guard<EnvMutex> lock(*store_mu_);
-    extents = writable_->write(object, offset, length, logical_end);
+  if (!local.empty()) {
+    Result<ObjectInfo> info = backend_->stat(object);
+    for (size_t i : local) {
+      const uint64_t held = info.ok() ? info->size_bytes : 0;
+      Result<Payload> d = read_own(object, extents[i].offset_bytes, extents[i].length_bytes, held);
+      if (d.ok()) {
+        out.data[i] = std::move(*d);
+        out.versions[i] = info.ok() ? info->version : 0;
+      } else {
+        out.failed[i] = true;
+        if (out.error.empty()) out.error = d.status().message();
+      }
+    }
   }
-  if (!extents.ok()) return extents.status();
-  count(&OsdStats::bytes_written, length);
-  if (options_.journal != nullptr) {
-    // Durable once in the journal; the data device is written behind it.
-    if (Status s = options_.journal->write(0, Payload::of_size(length)); !s.ok()) return s;
-    deferred->insert(deferred->end(), extents->begin(), extents->end());
-    return Status();
+  while (!waiting.empty()) {
+    Result<Message> m = Status::io_error("unset");
+    if (!receive(m)) return false;
+    if (!m.ok()) {  // timed out: the shards still silent are read around
+      for (const auto& [id, i] : waiting) out.failed[i] = true;
+      if (out.error.empty()) out.error = "shard read timed out";
+      break;
+    }
+    const auto* r = std::get_if<ReadReply>(&m->body);
+    if (r == nullptr) continue;
+    auto it = waiting.find(r->request_id);
+    if (it == waiting.end()) continue;  // stale
+    const size_t i = it->second;
+    waiting.erase(it);
+    if (!r->ok) {
+      out.failed[i] = true;
+      if (out.error.empty()) out.error = r->error;
+      continue;
+    }
+    out.data[i] = m->payload;
+    out.versions[i] = r->version;
   }
-  for (const auto& e : *extents) {
-    Payload piece = extents->size() == 1 ? payload : Payload::of_size(e.length_bytes);
-    if (Status s = device_.write(e.offset_bytes, piece); !s.ok()) return s;
-  }
-  return Status();
-}
-
-void OsdService::write_deferred(const std::vector<DeviceExtent>& deferred) {
-  for (const auto& e : deferred)
-    (void)device_.write(e.offset_bytes, Payload::of_size(e.length_bytes));
+  return true;
 }
 
 uint64_t OsdService::send_shard_read(const std::string& to, const std::string& object,
@@ -315,7 +362,7 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     }
     env_.send(host_, request.reply_to, Message{std::move(reply), {}});
   };
-  Result<StoredObject> object = find(request.object);
+  Result<ObjectInfo> object = backend_->stat(request.object);
   if (!object.ok() && !(shard_op && object.status().code() == Status::Code::kNotFound)) {
     return fail(ReplyError::kNotFound, "no object " + request.object);
   }
@@ -330,79 +377,90 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
   if (!gather) {
     // A shard holds zeros past what was written to it (every shard is as long as the
     // longest).
-    const uint64_t have =
-        shard_op ? std::min(request.length, size > request.offset ? size - request.offset : 0)
-                 : request.length;
-    Result<std::vector<DeviceExtent>> extents = std::vector<DeviceExtent>{};
-    if (have > 0) extents = device_extents(request.object, request.offset, have);
-    if (!extents.ok()) return fail(ReplyError::kOutOfRange, extents.status().message());
-    count_read(request.length);
-    if (extents->size() == 1 && have == request.length) {
-      env_.send_from_device(device_, extents->front().offset_bytes, request.length,
-                            request.reply_to, Message{std::move(reply), {}});
-      return;
+    reply.version = object.ok() ? object->version : 0;
+    const bool whole = !shard_op || request.offset + request.length <= size;
+    if (whole && request.length > 0) {
+      if (auto e = backend_->streamable(request.object, request.offset, request.length)) {
+        count_read(request.length);
+        env_.send_from_device(device_, e->offset_bytes, request.length, request.reply_to,
+                              Message{std::move(reply), {}});
+        return;
+      }
     }
-    auto data = read_local(*extents);
+    Result<Payload> data = read_own(request.object, request.offset, request.length, size);
+    device_failed(data.status());
     if (!data.ok()) return fail(ReplyError::kNone, data.status().message());
-    env_.send(host_, request.reply_to, Message{std::move(reply), Payload::of_size(request.length)});
+    count_read(request.length);
+    env_.send(host_, request.reply_to, Message{std::move(reply), std::move(*data)});
     return;
   }
 
   // The primary of an erasure-coded object: gather (and rebuild) the range. A shard that
-  // stays silent past shard_timeout_s is read around: the read is planned again without it.
+  // fails, stays silent past shard_timeout_s, or holds an older version than the others is
+  // read around: the read is planned again without it.
   const auto profile = profile_of(request.ec);
   std::vector<bool> available(request.shards.size());
   for (size_t i = 0; i < available.size(); ++i) available[i] = !request.shards[i].empty();
   Result<redundancy::ReadPlan> plan = Status::io_error("unplanned");
-  std::string error;
+  Fetched got;
+  bool down = false;
+  auto receive = [&](Result<Message>& m) {
+    m = options_.shard_timeout_s > 0 ? own.recv(options_.shard_timeout_s) : own.recv();
+    if (m.ok() || m.status().code() == Status::Code::kNotFound) return true;
+    down = true;  // the host went down
+    return false;
+  };
   for (;;) {
     plan = redundancy::plan_read(profile, request.offset, request.length, available);
-    if (!plan.ok()) return fail(ReplyError::kNone, plan.status().message());
-    std::map<uint64_t, int> waiting;  // request id -> shard
-    std::vector<redundancy::ShardExtent> local;
-    for (const auto& e : plan->reads) {
-      if (request.shards[e.shard] == options_.endpoint_name) {
-        local.push_back(e);
-        continue;
-      }
-      waiting[send_shard_read(request.shards[e.shard], request.object, e, request.ec, own)] =
-          e.shard;
+    if (!plan.ok()) {
+      return fail(ReplyError::kNone,
+                  plan.status().message() + (got.error.empty() ? "" : " (" + got.error + ")"));
     }
-    for (const auto& e : local) {
-      const uint64_t have = std::min(e.length_bytes, object->size_bytes > e.offset_bytes
-                                                         ? object->size_bytes - e.offset_bytes
-                                                         : uint64_t{0});
-      if (have == 0) continue;
-      auto extents = device_extents(request.object, e.offset_bytes, have);
-      if (extents.ok()) {
-        if (auto data = read_local(*extents); !data.ok()) error = data.status().message();
-      } else {
-        error = extents.status().message();
-      }
+    if (!fetch_shards(request.object, plan->reads, request.shards, request.ec, own, receive, got)) {
+      if (down) return;
     }
-    bool timed_out = false;
-    while (!waiting.empty()) {
-      Result<Message> m =
-          options_.shard_timeout_s > 0 ? own.recv(options_.shard_timeout_s) : own.recv();
-      if (!m.ok()) {
-        if (m.status().code() != Status::Code::kNotFound) return;  // the host went down
-        timed_out = true;
-        break;
-      }
-      const auto* r = std::get_if<ReadReply>(&m->body);
-      if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
-      if (!r->ok && error.empty()) error = r->error;
+    uint64_t newest = 0;
+    for (size_t i = 0; i < plan->reads.size(); ++i) {
+      if (!got.failed[i]) newest = std::max(newest, got.versions[i]);
     }
-    if (!timed_out) break;
-    for (const auto& [id, shard] : waiting) available[shard] = false;
+    bool replan = false;
+    for (size_t i = 0; i < plan->reads.size(); ++i) {
+      if (!got.failed[i] && got.versions[i] == newest) continue;
+      if (!got.failed[i] && got.error.empty()) {
+        got.error = "shard " + std::to_string(plan->reads[i].shard) + " holds version " +
+                    std::to_string(got.versions[i]) + ", another " + std::to_string(newest);
+      }
+      available[plan->reads[i].shard] = false;
+      replan = true;
+      count(&OsdStats::shard_reads_around, 1);
+    }
+    if (!replan) {
+      reply.version = newest;
+      break;
+    }
   }
-  if (!error.empty()) return fail(ReplyError::kNone, error);
   if (plan->decode_bytes > 0) {
     env_.compute_s(static_cast<double>(plan->decode_bytes) * decode_cpu_s_per_byte());
     count(&OsdStats::ec_reads_degraded, 1);
   }
+  Payload out = Payload::of_size(request.length);
+  if (backend_->carries_data()) {
+    Result<std::shared_ptr<const redundancy::ReedSolomon>> rs = codec(request.ec);
+    if (!rs.ok()) return fail(ReplyError::kNone, rs.status().message());
+    std::vector<std::span<const uint8_t>> spans;
+    for (const Payload& p : got.data) {
+      if (!p.bytes) return fail(ReplyError::kNone, "a shard replied without bytes");
+      spans.emplace_back(reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size());
+    }
+    Result<std::vector<uint8_t>> bytes =
+        redundancy::read_range(**rs, request.offset, request.length, *plan, spans);
+    if (!bytes.ok()) return fail(ReplyError::kNone, bytes.status().message());
+    auto buf = std::make_shared<std::vector<std::byte>>(bytes->size());
+    std::memcpy(buf->data(), bytes->data(), bytes->size());
+    out.bytes = std::move(buf);
+  }
   count_read(request.length);
-  env_.send(host_, request.reply_to, Message{std::move(reply), Payload::of_size(request.length)});
+  env_.send(host_, request.reply_to, Message{std::move(reply), std::move(out)});
 }
 
 void OsdService::handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own) {
@@ -425,10 +483,17 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     }
     env_.send(host_, request.reply_to, Message{std::move(reply), {}});
   };
-  if (writable_ == nullptr) return answer("read-only: no writes accepted", ReplyError::kInvalid);
+  if (!backend_->writable()) {
+    return answer("read-only: no writes accepted", ReplyError::kInvalid);
+  }
   if (payload.size_bytes != request.length) {
     return answer("write of " + std::to_string(request.length) + " bytes carries " +
                       std::to_string(payload.size_bytes),
+                  ReplyError::kInvalid);
+  }
+  if (backend_->carries_data() && !payload.bytes) {
+    return answer("write of " + std::to_string(request.length) + " bytes to " + request.object +
+                      " carries no bytes, and this OSD stores data",
                   ReplyError::kInvalid);
   }
   const uint64_t logical_end = std::max(request.logical_end_bytes, request.offset + request.length);
@@ -444,9 +509,14 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
   // the op became stale while it waited).
   auto receive = [&](Result<Message>& m) {
     for (;;) {
-      m = options_.placement != nullptr ? own.recv(options_.interval_check_s) : own.recv();
+      if (options_.placement == nullptr) {
+        m = options_.sub_op_timeout_s > 0 ? own.recv(options_.sub_op_timeout_s) : own.recv();
+        // A timeout (kNotFound) fails what waited; another error: the host went down.
+        return m.ok() || m.status().code() == Status::Code::kNotFound;
+      }
+      m = own.recv(options_.interval_check_s);
       if (m.ok()) return true;
-      if (options_.placement == nullptr || m.status().code() != Status::Code::kNotFound) {
+      if (m.status().code() != Status::Code::kNotFound) {
         return false;  // the host went down
       }
       if (stale()) {
@@ -456,101 +526,73 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     }
   };
 
-  // Sends a sub-write to `to` and remembers its id.
+  // Sends a sub-write of `data` at `offset` to `to` and remembers its id.
   std::set<uint64_t> waiting;
-  auto forward = [&](const std::string& to, uint64_t offset, uint64_t length, bool shard) {
+  auto forward = [&](const std::string& to, uint64_t offset, Payload data, bool shard) {
     WriteRequest sub;
     {
       std::lock_guard<EnvMutex> lock(mu_);
       sub.request_id = ++sub_request_id_;
-      stats_.bytes_forwarded += length;
+      stats_.bytes_forwarded += data.size_bytes;
     }
     sub.object = request.object;
     sub.offset = offset;
-    sub.length = length;
+    sub.length = data.size_bytes;
     sub.reply_to = own.name();
     sub.sent_at_s = env_.now_s();
     sub.logical_end_bytes = logical_end;
     sub.durable = request.durable;
     sub.interval = request.interval;
+    sub.version = request.version;
     if (shard) sub.ec = request.ec;
     waiting.insert(sub.request_id);
-    env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), Payload::of_size(length)});
+    env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), std::move(data)});
   };
   // Waits for every sub-write; false when the op ends unanswered.
   auto collect = [&](std::string& error) {
     while (!waiting.empty()) {
       Result<Message> m = Status::io_error("unset");
       if (!receive(m)) return false;
+      if (!m.ok()) {
+        if (error.empty()) {
+          error = std::to_string(waiting.size()) + " replica or shard writes unanswered after " +
+                  std::to_string(options_.sub_op_timeout_s) + " s";
+        }
+        return true;
+      }
       const auto* r = std::get_if<WriteReply>(&m->body);
       if (r == nullptr || waiting.erase(r->request_id) == 0) continue;  // stale
       if (!r->ok && error.empty()) error = r->error;
     }
     return true;
   };
+  auto write_local = [&](uint64_t offset, const Payload& data,
+                         std::vector<DeviceExtent>* deferred) {
+    count(&OsdStats::bytes_written, data.size_bytes);
+    Status s =
+        backend_->write(request.object, offset, data, logical_end, request.version, deferred);
+    device_failed(s);
+    return s;
+  };
 
   std::string error;
   if (request.ec.k > 0 && !request.shards.empty()) {
-    // Erasure-coded primary: read what partial stripes need, encode, distribute.
-    const auto profile = profile_of(request.ec);
-    uint64_t before = 0;
-    if (auto o = find(request.object); o.ok()) before = o->client_bytes();
-    const auto plan = redundancy::plan_write(profile, before, request.offset, request.length);
-    std::set<uint64_t> reads;
-    for (const auto& e : plan.reads) {
-      int shard = e.shard;
-      if (request.shards[shard].empty()) {
-        // The shard is missing: its old data is rebuilt from a coding shard.
-        for (int c = profile.k; c < profile.shards(); ++c) {
-          if (!request.shards[c].empty()) {
-            shard = c;
-            break;
-          }
-        }
-        if (request.shards[shard].empty()) continue;
-        env_.compute_s(static_cast<double>(e.length_bytes) * decode_cpu_s_per_byte());
-      }
-      if (request.shards[shard] == options_.endpoint_name) {
-        auto extents = device_extents(request.object, e.offset_bytes, e.length_bytes);
-        if (extents.ok()) (void)read_local(*extents);
-        continue;
-      }
-      reads.insert(send_shard_read(request.shards[shard], request.object, e, request.ec, own));
-    }
-    while (!reads.empty()) {
-      Result<Message> m = Status::io_error("unset");
-      if (!receive(m)) return;
-      const auto* r = std::get_if<ReadReply>(&m->body);
-      if (r == nullptr || reads.erase(r->request_id) == 0) continue;
-      if (!r->ok && error.empty()) error = r->error;
-    }
-    if (!error.empty()) return answer(error, ReplyError::kNone);
-    env_.compute_s(static_cast<double>(plan.encode_bytes) * options_.ec_cpu_s_per_byte);
-    std::vector<redundancy::ShardExtent> own_writes;
-    for (const auto& e : plan.writes) {
-      const std::string& to = request.shards[e.shard];
-      if (to.empty()) continue;  // a missing shard: the write is degraded
-      if (to == options_.endpoint_name) {
-        own_writes.push_back(e);
-      } else {
-        forward(to, e.offset_bytes, e.length_bytes, /*shard=*/true);
-      }
-    }
     std::vector<DeviceExtent> deferred;
-    for (const auto& e : own_writes) {
-      Status s = write_local(request.object, e.offset_bytes, e.length_bytes, logical_end,
-                             Payload::of_size(e.length_bytes), &deferred);
-      if (!s.ok() && error.empty()) error = s.message();
+    bool unanswered = false;
+    if (Status s = write_coded(request, payload, own, receive, forward, write_local, &deferred,
+                               &unanswered, error);
+        !s.ok()) {
+      return unanswered ? void() : answer(s.message(), ReplyError::kNone);
     }
     if (!collect(error)) return;
     if (stale()) return discard();
     answer(error, ReplyError::kNone);
-    write_deferred(deferred);
+    backend_->write_deferred(deferred);
     return;
   }
 
   // Replicated primary (or a leaf with no replicas).
-  for (const auto& to : request.replicas) forward(to, request.offset, request.length, false);
+  for (const auto& to : request.replicas) forward(to, request.offset, payload, false);
   const bool unstable = !request.durable && options_.unstable != nullptr;
   if (unstable) {
     // NFS UNSTABLE: acknowledged from memory and written behind by a task of its own (the
@@ -559,21 +601,189 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     answer("", ReplyError::kNone);
     env_.spawn(host_, options_.endpoint_name + ".writeback", [this, request, payload, logical_end] {
       std::vector<DeviceExtent> deferred;
-      Status s = write_local(request.object, request.offset, request.length, logical_end, payload,
-                             &deferred);
-      write_deferred(deferred);
+      count(&OsdStats::bytes_written, payload.size_bytes);
+      Status s = backend_->write(request.object, request.offset, payload, logical_end,
+                                 request.version, &deferred);
+      backend_->write_deferred(deferred);
       options_.unstable->end(request.object, s);  // a failure fails the COMMIT
     });
     return;
   }
   std::vector<DeviceExtent> deferred;
-  Status s =
-      write_local(request.object, request.offset, request.length, logical_end, payload, &deferred);
+  Status s = write_local(request.offset, payload, &deferred);
   if (!s.ok()) error = s.message();
   if (!collect(error)) return;
   if (stale()) return discard();
   answer(error, ReplyError::kNone);
-  write_deferred(deferred);
+  backend_->write_deferred(deferred);
+}
+
+Status OsdService::write_coded(const WriteRequest& request, const Payload& payload, Endpoint& own,
+                               const Receive& receive, const Forward& forward,
+                               const WriteLocal& write_local, std::vector<DeviceExtent>* deferred,
+                               bool* unanswered, std::string& error) {
+  const auto profile = profile_of(request.ec);
+  const int n = profile.shards();
+  if (static_cast<int>(request.shards.size()) != n) {
+    return Status::invalid_argument("an erasure-coded write names " +
+                                    std::to_string(request.shards.size()) + " shards, the " +
+                                    std::to_string(profile.k) + "+" + std::to_string(profile.m) +
+                                    " code has " + std::to_string(n));
+  }
+  const bool data = backend_->carries_data();
+  uint64_t before = 0;
+  if (auto o = backend_->stat(request.object); o.ok()) before = o->client_bytes();
+  const auto plan = redundancy::plan_write(profile, before, request.offset, request.length);
+
+  // The old data chunks a partial stripe needs: from their shards, or, for a missing shard,
+  // rebuilt from the same range of k available shards.
+  std::vector<int> sources;
+  for (int i = 0; i < n && static_cast<int>(sources.size()) < profile.k; ++i) {
+    if (!request.shards[i].empty()) sources.push_back(i);
+  }
+  std::vector<redundancy::ShardExtent> reads;
+  std::vector<size_t> first_read(plan.reads.size());  // plan read -> its first entry in reads
+  for (size_t j = 0; j < plan.reads.size(); ++j) {
+    const auto& e = plan.reads[j];
+    first_read[j] = reads.size();
+    if (!request.shards[e.shard].empty()) {
+      reads.push_back(e);
+      continue;
+    }
+    if (static_cast<int>(sources.size()) < profile.k) {
+      return Status::io_error("fewer than k = " + std::to_string(profile.k) + " shards of " +
+                              request.object + " are available");
+    }
+    for (int src : sources) reads.push_back({src, e.offset_bytes, e.length_bytes});
+    env_.compute_s(static_cast<double>(e.length_bytes) * decode_cpu_s_per_byte());
+  }
+  Fetched got;
+  if (!fetch_shards(request.object, reads, request.shards, request.ec, own, receive, got)) {
+    *unanswered = true;
+    return Status::io_error("unanswered");
+  }
+  for (size_t i = 0; i < reads.size(); ++i) {
+    if (got.failed[i]) return Status::io_error(got.error);
+    if (got.versions[i] != got.versions[0]) {
+      return Status::io_error("the shards of " + request.object + " disagree (versions " +
+                              std::to_string(got.versions[0]) + " and " +
+                              std::to_string(got.versions[i]) + "): peering must recover it first");
+    }
+  }
+  env_.compute_s(static_cast<double>(plan.encode_bytes) * options_.ec_cpu_s_per_byte);
+
+  std::vector<redundancy::ShardWrite> coded;
+  if (data) {
+    Result<std::shared_ptr<const redundancy::ReedSolomon>> rs = codec(request.ec);
+    if (!rs.ok()) return rs.status();
+    auto bytes_of = [](const Payload& p) {
+      return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(p.bytes->data()),
+                                      p.bytes->size());
+    };
+    for (const Payload& p : got.data) {
+      if (!p.bytes)
+        return Status::io_error("a shard of " + request.object + " replied without bytes");
+    }
+    std::vector<std::vector<uint8_t>> rebuilt;
+    std::vector<std::span<const uint8_t>> old;
+    rebuilt.reserve(plan.reads.size());
+    for (size_t j = 0; j < plan.reads.size(); ++j) {
+      const auto& e = plan.reads[j];
+      if (!request.shards[e.shard].empty()) {
+        old.push_back(bytes_of(got.data[first_read[j]]));
+        continue;
+      }
+      Result<redundancy::ErasureDecoder> dec = (*rs)->decoder(sources, {e.shard});
+      if (!dec.ok()) return dec.status();
+      std::vector<std::span<const uint8_t>> in;
+      for (size_t k = 0; k < sources.size(); ++k)
+        in.push_back(bytes_of(got.data[first_read[j] + k]));
+      rebuilt.emplace_back(e.length_bytes);
+      std::vector<std::span<uint8_t>> out = {rebuilt.back()};
+      if (Status s = dec->decode(in, out); !s.ok()) return s;
+      old.push_back(rebuilt.back());
+    }
+    Result<std::vector<redundancy::ShardWrite>> w = redundancy::write_range(
+        **rs, before, request.offset,
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.bytes->data()),
+                                 payload.bytes->size()),
+        old);
+    if (!w.ok()) return w.status();
+    coded = std::move(*w);
+  }
+
+  std::vector<bool> written(n, false);
+  for (size_t i = 0; i < plan.writes.size(); ++i) {
+    const auto& e = plan.writes[i];
+    const std::string& to = request.shards[e.shard];
+    if (to.empty()) continue;  // a missing shard: the write is degraded
+    written[e.shard] = true;
+    Payload p = Payload::of_size(e.length_bytes);
+    if (data) {
+      auto b = std::make_shared<std::vector<std::byte>>(coded[i].bytes.size());
+      std::memcpy(b->data(), coded[i].bytes.data(), b->size());
+      p.bytes = std::move(b);
+    }
+    if (to == options_.endpoint_name) {
+      Status s = write_local(e.offset_bytes, p, deferred);
+      if (!s.ok() && error.empty()) error = s.message();
+    } else {
+      forward(to, e.offset_bytes, std::move(p), /*shard=*/true);
+    }
+  }
+  if (data) {
+    // Versioned objects: every shard learns the write's version and the object's size, even
+    // one whose chunks it did not touch (Ceph updates every shard's object info), so that
+    // peering can tell a stale shard from a current one.
+    for (int i = 0; i < n; ++i) {
+      const std::string& to = request.shards[i];
+      if (to.empty() || written[i]) continue;
+      Payload none{0, std::make_shared<std::vector<std::byte>>()};
+      if (to == options_.endpoint_name) {
+        Status s = write_local(0, none, deferred);
+        if (!s.ok() && error.empty()) error = s.message();
+      } else {
+        forward(to, 0, std::move(none), /*shard=*/true);
+      }
+    }
+  }
+  return Status();
+}
+
+void OsdService::handle_scan(const ScanRequest& request) {
+  env_.compute_s(options_.cpu_s_per_op);
+  ScanReply reply;
+  reply.request_id = request.request_id;
+  Result<std::vector<ObjectListing>> all = backend_->list();
+  if (!all.ok()) {
+    reply.ok = false;
+    reply.error = options_.endpoint_name + ": " + all.status().message();
+  } else {
+    for (auto& o : *all) {
+      if (options_.placement == nullptr || options_.placement->group_of(o.name) == request.pg) {
+        reply.objects.push_back(std::move(o));
+      }
+    }
+  }
+  count(&OsdStats::scans, 1);
+  const uint64_t bytes = 64 * reply.objects.size();
+  Message m{std::move(reply), {}};
+  m.header_bytes += bytes;
+  env_.send(host_, request.reply_to, std::move(m));
+}
+
+void OsdService::handle_remove(const RemoveRequest& request) {
+  env_.compute_s(options_.cpu_s_per_op);
+  WriteReply reply;
+  reply.request_id = request.request_id;
+  if (Status s = backend_->remove(request.object); !s.ok()) {
+    reply.ok = false;
+    reply.error_code =
+        s.code() == Status::Code::kNotFound ? ReplyError::kNotFound : ReplyError::kNone;
+    reply.error = options_.endpoint_name + ": " + s.message();
+  }
+  count(&OsdStats::removes, 1);
+  env_.send(host_, request.reply_to, Message{std::move(reply), {}});
 }
 
 void OsdService::handle_commit(const CommitRequest& request) {
@@ -589,6 +799,12 @@ void OsdService::handle_commit(const CommitRequest& request) {
     }
   }
   env_.send(host_, request.reply_to, Message{std::move(reply), {}});
+}
+
+void OsdService::device_failed(const Status& s) {
+  // A data-carrying OSD whose store hit a device error stops, as Ceph's OSD aborts on an EIO
+  // from BlueStore: it answers nothing more until restarted over a remounted store.
+  if (backend_->carries_data() && s.code() == Status::Code::kIOError) set_available(false);
 }
 
 void OsdService::set_available(bool available) {

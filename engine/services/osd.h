@@ -44,15 +44,19 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/env.h"
 #include "engine/placement/placement.h"
+#include "engine/redundancy/codec.h"
 #include "engine/redundancy/erasure.h"
 #include "engine/services/env_mutex.h"
+#include "engine/services/object_backend.h"
 #include "engine/services/object_store.h"
 #include "engine/services/op_queue.h"
 
@@ -97,6 +101,10 @@ struct OsdServiceOptions {
   // shard (rebuilding from the others), as Ceph's primary does once the shard's OSD is down.
   // 0: wait for ever.
   double shard_timeout_s = 0;
+  // Without a placement: a primary waits this long for its replicas' or shards' write replies,
+  // then fails the write with an error (the client does not get an acknowledgement; 0: wait
+  // for ever). With a placement, the interval check below ends such waits instead.
+  double sub_op_timeout_s = 0;
   // Failure scenarios: the placement the cluster map gives now, whose groups' intervals
   // (Placement::interval_of) tell when a group's devices changed. A write whose group is no
   // longer in the interval it was planned in (WriteRequest::interval) is discarded unanswered
@@ -126,6 +134,10 @@ struct OsdStats {
   uint64_t bytes_forwarded = 0;    // bytes a primary sent to replicas or shards
   uint64_t ec_reads_degraded = 0;  // erasure-coded reads that had to decode
   uint64_t writes_discarded = 0;   // writes dropped unanswered: their group changed interval
+  uint64_t shard_reads_around = 0;  // shard reads that failed, timed out or were stale, and
+                                    // were read around (an erasure-coded gather)
+  uint64_t scans = 0;               // ScanRequests answered
+  uint64_t removes = 0;             // RemoveRequests answered
 };
 
 class OsdService {
@@ -135,6 +147,12 @@ class OsdService {
              OsdServiceOptions options);
   // A service that also takes writes into `store`.
   OsdService(Env& env, HostId host, Device& device, WritableObjectIndex& store,
+             OsdServiceOptions options);
+  // A service that keeps real bytes in a mounted DiskStore on `device` (object_backend.h:
+  // StoreBackend): writes need payloads with bytes, reads return them, erasure-coded primaries
+  // encode and decode with the codec (codec.h). options.journal must be null (the store has
+  // its own journal). The store must outlive the service.
+  OsdService(Env& env, HostId host, Device& device, store::DiskStore& store,
              OsdServiceOptions options);
   OsdService(const OsdService&) = delete;
   OsdService& operator=(const OsdService&) = delete;
@@ -162,23 +180,45 @@ class OsdService {
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
+  void handle_scan(const ScanRequest& request);
+  void handle_remove(const RemoveRequest& request);
+  void dispatch(const Message& m, Endpoint& own);
   // The request's op-thread part: cpu_s_per_op + bytes x cpu_s_per_byte, through the op queue
   // when there is one.
   void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
-  // The device ranges of [offset, offset + length) of `object`.
-  Result<std::vector<DeviceExtent>> device_extents(const std::string& object, uint64_t offset,
-                                                   uint64_t length);
-  Result<StoredObject> find(const std::string& object);
-  // Reads the ranges from the device; the payload of their total size.
-  Result<Payload> read_local(const std::vector<DeviceExtent>& extents);
-  // Writes `length` bytes of `object` at `offset` to this device, durably: to the data device,
-  // or to the journal when there is one, adding the data device's ranges to `deferred` for
-  // write_deferred() after the reply.
-  Status write_local(const std::string& object, uint64_t offset, uint64_t length,
-                     uint64_t logical_end, const Payload& payload,
-                     std::vector<DeviceExtent>* deferred);
-  void write_deferred(const std::vector<DeviceExtent>& deferred);
+  // Reads [offset, offset + length) of this OSD's copy or shard of `object`; a shard reads as
+  // zeros past what it holds (`held`: its size). With data, the payload carries the bytes.
+  Result<Payload> read_own(const std::string& object, uint64_t offset, uint64_t length,
+                           uint64_t held);
+  // Shard reads of an erasure-coded object: `extents` (shard indices into `shards`), this
+  // OSD's own from its backend, the others from their OSDs, replies collected with `receive`
+  // (false: give up, the op ends unanswered; true with a kNotFound status: timed out).
+  struct Fetched {
+    std::vector<Payload> data;       // per extent
+    std::vector<uint64_t> versions;  // per extent: the version the shard holds
+    std::vector<bool> failed;        // per extent: error, no reply in time
+    std::string error;               // the first error
+  };
+  bool fetch_shards(const std::string& object, const std::vector<redundancy::ShardExtent>& extents,
+                    const std::vector<std::string>& shards, const ErasureCoding& ec, Endpoint& own,
+                    const std::function<bool(Result<Message>&)>& receive, Fetched& out);
+  // The erasure-coded primary's part of a write: reads the old chunks partial stripes need
+  // (rebuilding those of missing shards from k others), encodes, writes its own shard
+  // (write_local) and forwards the others' (forward). An error Status fails the write;
+  // *unanswered: the op ends without a reply (receive gave up).
+  using Receive = std::function<bool(Result<Message>&)>;
+  using Forward =
+      std::function<void(const std::string& to, uint64_t offset, Payload data, bool shard)>;
+  using WriteLocal =
+      std::function<Status(uint64_t offset, const Payload& data, std::vector<DeviceExtent>*)>;
+  Status write_coded(const WriteRequest& request, const Payload& payload, Endpoint& own,
+                     const Receive& receive, const Forward& forward, const WriteLocal& write_local,
+                     std::vector<DeviceExtent>* deferred, bool* unanswered, std::string& error);
+  // The codec of `ec` (built once per profile).
+  Result<std::shared_ptr<const redundancy::ReedSolomon>> codec(const ErasureCoding& ec);
   void count(uint64_t OsdStats::*field, uint64_t n);
+  // After a store operation: an I/O error stops a data-carrying OSD (see the .cc).
+  void device_failed(const Status& s);
   double decode_cpu_s_per_byte() const {
     return options_.ec_decode_cpu_s_per_byte >= 0 ? options_.ec_decode_cpu_s_per_byte
                                                   : options_.ec_cpu_s_per_byte;
@@ -191,18 +231,21 @@ class OsdService {
                            const redundancy::ShardExtent& extent, const ErasureCoding& ec,
                            Endpoint& own);
 
+  OsdService(Env& env, HostId host, Device& device, OsdServiceOptions options);
+
   Env& env_;
   HostId host_;
   Device& device_;
-  const ObjectIndex& store_;
-  WritableObjectIndex* writable_ = nullptr;
   OsdServiceOptions options_;
   Endpoint& endpoint_;
   Endpoint& sub_endpoint_;          // sub-ops from other OSDs
   bool sub_shutdown_sent_ = false;  // guarded by mu_
   mutable EnvMutex mu_;
-  EnvMutex* store_mu_;           // guards writable_
-  OsdStats stats_;               // guarded by mu_
+  EnvMutex* store_mu_;                      // guards an ExtentBackend's index
+  std::unique_ptr<ObjectBackend> backend_;  // set by the public constructors
+  OsdStats stats_;                          // guarded by mu_
+  std::map<std::tuple<int, int, uint64_t>, std::shared_ptr<const redundancy::ReedSolomon>>
+      codecs_;                   // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
   // With an op queue: requests handed to the handler tasks (guarded by mu_), one token each.
   std::deque<std::shared_ptr<Message>> pending_;

@@ -12,14 +12,15 @@ namespace granary::store {
 namespace {
 
 constexpr uint64_t kSuperMagic = 0x31524f5453524e47ull;  // "GNRSTOR1"
-constexpr uint32_t kVersion = 1;
-constexpr uint32_t kCheckpointMagic = 0x504b4347u;  // "GCKP"
-constexpr uint32_t kRecordMagic = 0x4e524a47u;      // "GJRN"
+constexpr uint32_t kVersion = 2;                         // 2: onodes carry attributes
+constexpr uint32_t kCheckpointMagic = 0x504b4347u;       // "GCKP"
+constexpr uint32_t kRecordMagic = 0x4e524a47u;           // "GJRN"
 constexpr uint64_t kRecordAlign = 512;
 constexpr uint64_t kRecordHeaderBytes = 32;
 constexpr uint64_t kCheckpointHeaderBytes = 40;
 constexpr uint64_t kMaxNameBytes = 1024;
-constexpr uint64_t kBlockRefBytes = 20;  // object block u64, device block u64, crc u32
+constexpr uint64_t kBlockRefBytes = 20;   // object block u64, device block u64, crc u32
+constexpr uint64_t kMaxAttrBytes = 1024;  // an attribute's key and its value, each
 
 enum RecordType : uint16_t { kWrite = 1, kRemove = 2, kCommit = 3 };
 
@@ -102,21 +103,41 @@ struct WriteBody {
   uint64_t size = 0;
   std::vector<std::pair<uint64_t, uint64_t>> blocks;  // object block, device block
   std::vector<uint32_t> crcs;
+  std::vector<std::pair<std::string, std::string>> attrs;  // set by the write
 };
+
+// Attributes: a count, then key and value strings.
+void put_attrs(Writer& w, const std::vector<std::pair<std::string, std::string>>& attrs) {
+  w.u32(static_cast<uint32_t>(attrs.size()));
+  for (const auto& [k, v] : attrs) {
+    w.str(k);
+    w.str(v);
+  }
+}
+
+bool get_attrs(Reader& r, std::vector<std::pair<std::string, std::string>>& out) {
+  const uint32_t n = r.u32();
+  for (uint32_t i = 0; i < n && r.ok; ++i) {
+    std::string k = r.str();
+    std::string v = r.str();
+    out.emplace_back(std::move(k), std::move(v));
+  }
+  return r.ok;
+}
 
 bool decode_write(const std::byte* data, uint64_t size, WriteBody& out) {
   Reader r(data, size);
   out.object = r.str();
   out.size = r.u64();
   const uint32_t n = r.u32();
-  if (!r.ok || r.left() != uint64_t{n} * kBlockRefBytes) return false;
+  if (!r.ok || r.left() < uint64_t{n} * kBlockRefBytes) return false;
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t ob = r.u64();
     const uint64_t db = r.u64();
     out.blocks.emplace_back(ob, db);
     out.crcs.push_back(r.u32());
   }
-  return r.ok;
+  return get_attrs(r, out.attrs) && r.left() == 0;
 }
 
 }  // namespace
@@ -280,6 +301,9 @@ Status DiskStore::replay() {
         ref.crc = r.u32();
         o.blocks[ob] = ref;
       }
+      std::vector<std::pair<std::string, std::string>> attrs;
+      if (!get_attrs(r, attrs)) break;
+      for (auto& [key, value] : attrs) o.attrs[std::move(key)] = std::move(value);
       onodes_[std::move(name)] = std::move(o);
     }
     if (!r.ok || r.left() != 0) {
@@ -384,6 +408,7 @@ Status DiskStore::replay() {
       for (size_t k = 0; k < w.blocks.size(); ++k) {
         o.blocks[w.blocks[k].first] = BlockRef{w.blocks[k].second, w.crcs[k]};
       }
+      for (auto& [key, value] : w.attrs) o.attrs[std::move(key)] = std::move(value);
     } else if (rec.type == kRemove) {
       Reader r(body, rec.body_len);
       const std::string name = r.str();
@@ -503,6 +528,11 @@ Status DiskStore::write_checkpoint() {
       body.u64(ref.device_block);
       body.u32(ref.crc);
     }
+    body.u32(static_cast<uint32_t>(o.attrs.size()));
+    for (const auto& [k, v] : o.attrs) {
+      body.str(k);
+      body.str(v);
+    }
   }
   const uint64_t total = kCheckpointHeaderBytes + body.out.size();
   if (total > layout_.checkpoint_bytes) {
@@ -585,10 +615,22 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
                                     " at offset " + std::to_string(offset) + " of " +
                                     std::to_string(len) + " bytes is beyond 2^50 bytes");
   }
+  uint64_t attr_bytes = 4;
+  for (const auto& [k, v] : options.attrs) {
+    if (k.empty() || k.size() > kMaxAttrBytes || v.size() > kMaxAttrBytes) {
+      return Status::invalid_argument(
+          where() + ": object " + quoted(object) + " attribute " + quoted(k) +
+          ": keys are 1 to 1024 bytes and values up to "
+          "1024, found " +
+          std::to_string(k.size()) + " and " + std::to_string(v.size()));
+    }
+    attr_bytes += 4 + k.size() + v.size();
+  }
   const uint64_t first = offset / kBlockBytes;
   const uint64_t count = len == 0 ? 0 : (offset + len - 1) / kBlockBytes - first + 1;
   const uint64_t record_bytes =
-      round_up(kRecordHeaderBytes + 2 + object.size() + 12 + count * kBlockRefBytes, kRecordAlign);
+      round_up(kRecordHeaderBytes + 2 + object.size() + 12 + count * kBlockRefBytes + attr_bytes,
+               kRecordAlign);
   // Room for the record and a commit mark after it.
   if (record_bytes + kRecordAlign > layout_.journal_bytes) {
     return Status::invalid_argument(
@@ -661,10 +703,12 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
     if (Status s = write_device(e.start * kBlockBytes, std::move(chunk)); !s.ok()) return s;
     i += e.blocks;
   }
+  put_attrs(body, options.attrs);
   if (Status s = append_record(kWrite, body.out); !s.ok()) return s;
 
   Onode& o = onodes_[std::string(object)];
   o.size = new_size;
+  for (const auto& [k, v] : options.attrs) o.attrs[k] = v;
   for (uint64_t k = 0; k < count; ++k) {
     auto [it, inserted] = o.blocks.try_emplace(first + k, refs[k]);
     if (!inserted) {
@@ -731,6 +775,17 @@ Status DiskStore::remove(std::string_view object, const WriteOptions& options) {
 
 // ---------------------------------------------------------------------------------------------
 // Inspection
+
+Result<std::string> DiskStore::attr(std::string_view object, std::string_view key) const {
+  auto found = onodes_.find(object);
+  if (found == onodes_.end()) return Status::not_found(where() + ": no object " + quoted(object));
+  auto a = found->second.attrs.find(key);
+  if (a == found->second.attrs.end()) {
+    return Status::not_found(where() + ": object " + quoted(object) + " has no attribute " +
+                             quoted(key));
+  }
+  return a->second;
+}
 
 Result<uint64_t> DiskStore::size(std::string_view object) const {
   auto found = onodes_.find(object);

@@ -14,9 +14,9 @@
 //                      commit mark)
 //   data               the rest, in 4 KiB blocks, allocated by an ExtentAllocator
 //
-// Onodes: object name -> size in bytes and a block map (object block -> device block and the
-// crc32c of that block's 4 KiB). A block of the object that has no device block (a hole) reads
-// as zeros.
+// Onodes: object name -> size in bytes, a block map (object block -> device block and the
+// crc32c of that block's 4 KiB) and attributes (small key -> value strings, set by writes). A block
+// of the object that has no device block (a hole) reads as zeros.
 //
 // Writes are copy-on-write: a write puts the new content of every 4 KiB block it touches
 // (merged with the old content for partial blocks) into freshly allocated blocks, then appends
@@ -51,6 +51,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/env.h"
@@ -75,6 +76,10 @@ struct WriteOptions {
   // Durable when the call returns OK (a device flush per call). Otherwise durable at the next
   // flush() or sync operation.
   bool sync = true;
+  // Attributes the write sets on the object (key -> value, BlueStore's xattrs), atomically
+  // with its data: both are in the one journal record. Keys 1 to 1024 bytes, values up to
+  // 1024. A write of no bytes only sets attributes (creating the object, empty, if absent).
+  std::vector<std::pair<std::string, std::string>> attrs;
 };
 
 // What mount found.
@@ -124,6 +129,8 @@ class DiskStore {
   Status checkpoint();
 
   Result<uint64_t> size(std::string_view object) const;
+  // The value of attribute `key` of `object` (not_found for no such object or attribute).
+  Result<std::string> attr(std::string_view object, std::string_view key) const;
   std::vector<std::string> list() const;
   Result<std::vector<ObjectExtent>> extents(std::string_view object) const;
   SpaceUsage space() const;
@@ -140,6 +147,7 @@ class DiskStore {
   struct Onode {
     uint64_t size = 0;
     std::map<uint64_t, BlockRef> blocks;  // object block -> where it lives
+    std::map<std::string, std::string, std::less<>> attrs;
   };
   struct Layout {
     uint64_t capacity = 0;

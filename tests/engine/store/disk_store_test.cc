@@ -45,62 +45,139 @@ std::vector<std::byte> read_all(DiskStore& s, const std::string& name) {
 
 TEST(DiskStore, WriteReadOverwriteHolesRemoveAndReuseSpace) {
   StoreWorld w(2 * kMiB);
-  ASSERT_TRUE(w.run([](Device& d) {
+  ASSERT_TRUE(
+      w.run([](Device& d) {
+         ASSERT_TRUE(DiskStore::format(d, small_regions()).ok());
+         auto s = mount_ok(d);
+         ASSERT_TRUE(s);
+         const SpaceUsage empty = s->space();
+         EXPECT_EQ(empty.used_bytes, 0u);
+         EXPECT_EQ(empty.free_bytes, empty.data_bytes);
+         Random rng(3);
+         std::vector<std::byte> a = random_bytes(rng, 10000);
+         ASSERT_TRUE(s->write("a", 0, payload_of(a)).ok());
+         EXPECT_EQ(read_all(*s, "a"), a);
+         // A partial overwrite inside one block, and one across a block boundary.
+         std::vector<std::byte> p1 = random_bytes(rng, 100);
+         std::vector<std::byte> p2 = random_bytes(rng, 3000);
+         ASSERT_TRUE(s->write("a", 5000, payload_of(p1)).ok());
+         ASSERT_TRUE(s->write("a", 7000, payload_of(p2), {.sync = false, .attrs = {}}).ok());
+         std::copy(p1.begin(), p1.end(), a.begin() + 5000);
+         std::copy(p2.begin(), p2.end(), a.begin() + 7000);
+         EXPECT_EQ(read_all(*s, "a"), a);
+         // A write past the end leaves a hole that reads as zeros and uses no block.
+         std::vector<std::byte> tail = random_bytes(rng, 10);
+         ASSERT_TRUE(s->write("a", 40000, payload_of(tail)).ok());
+         a.resize(40000);
+         a.insert(a.end(), tail.begin(), tail.end());
+         EXPECT_EQ(read_all(*s, "a"), a);
+         EXPECT_EQ(*s->size("a"), 40010u);
+         ASSERT_TRUE(s->flush().ok());
+         ASSERT_TRUE(s->flush().ok());  // the commit mark durable: freed blocks reusable
+         EXPECT_EQ(s->space().used_bytes, 4 * kBlockBytes);  // blocks 0, 1, 2 and 9
+         EXPECT_EQ(s->space().pending_free_bytes, 0u);
+         Result<Payload> mid = s->read("a", 4990, 20);
+         ASSERT_TRUE(mid.ok());
+         EXPECT_EQ(*mid->bytes, std::vector<std::byte>(a.begin() + 4990, a.begin() + 5010));
+         ASSERT_TRUE(s->check().ok()) << s->check().to_string();
+
+         ASSERT_TRUE(s->remove("a").ok());
+         EXPECT_EQ(s->size("a").status().code(), Status::Code::kNotFound);
+         ASSERT_TRUE(s->flush().ok());
+         const SpaceUsage after = s->space();
+         EXPECT_EQ(after.used_bytes, 0u);
+         EXPECT_EQ(after.free_bytes + after.pending_free_bytes, after.data_bytes);
+         ASSERT_TRUE(s->flush().ok());
+         EXPECT_EQ(s->space().free_bytes, empty.free_bytes);  // all space back
+         // The space is reused: fill the whole data region twice over.
+         for (int round = 0; round < 2; ++round) {
+           const uint64_t n = empty.data_bytes / (64 * 1024);
+           for (uint64_t i = 0; i < n; ++i) {
+             Status st =
+                 s->write("f" + std::to_string(i), 0, payload_of(random_bytes(rng, 64 * 1024)));
+             ASSERT_TRUE(st.ok()) << st.to_string();
+           }
+           for (uint64_t i = 0; i < n; ++i) {
+             ASSERT_TRUE(s->remove("f" + std::to_string(i)).ok());
+           }
+           ASSERT_TRUE(s->check().ok()) << s->check().to_string();
+         }
+       }).ok());
+}
+
+TEST(DiskStore, AttributesAreJournaledCheckpointedAndAtomicWithTheData) {
+  StoreWorld w(4 * kMiB);
+  Random rng(21);
+  std::vector<std::byte> v1 = random_bytes(rng, 9000), v2 = random_bytes(rng, 9000);
+  ASSERT_TRUE(w.run([&](Device& d) {
                  ASSERT_TRUE(DiskStore::format(d, small_regions()).ok());
                  auto s = mount_ok(d);
                  ASSERT_TRUE(s);
-                 const SpaceUsage empty = s->space();
-                 EXPECT_EQ(empty.used_bytes, 0u);
-                 EXPECT_EQ(empty.free_bytes, empty.data_bytes);
-                 Random rng(3);
-                 std::vector<std::byte> a = random_bytes(rng, 10000);
-                 ASSERT_TRUE(s->write("a", 0, payload_of(a)).ok());
-                 EXPECT_EQ(read_all(*s, "a"), a);
-                 // A partial overwrite inside one block, and one across a block boundary.
-                 std::vector<std::byte> p1 = random_bytes(rng, 100);
-                 std::vector<std::byte> p2 = random_bytes(rng, 3000);
-                 ASSERT_TRUE(s->write("a", 5000, payload_of(p1)).ok());
-                 ASSERT_TRUE(s->write("a", 7000, payload_of(p2), {.sync = false}).ok());
-                 std::copy(p1.begin(), p1.end(), a.begin() + 5000);
-                 std::copy(p2.begin(), p2.end(), a.begin() + 7000);
-                 EXPECT_EQ(read_all(*s, "a"), a);
-                 // A write past the end leaves a hole that reads as zeros and uses no block.
-                 std::vector<std::byte> tail = random_bytes(rng, 10);
-                 ASSERT_TRUE(s->write("a", 40000, payload_of(tail)).ok());
-                 a.resize(40000);
-                 a.insert(a.end(), tail.begin(), tail.end());
-                 EXPECT_EQ(read_all(*s, "a"), a);
-                 EXPECT_EQ(*s->size("a"), 40010u);
-                 ASSERT_TRUE(s->flush().ok());
-                 ASSERT_TRUE(s->flush().ok());  // the commit mark durable: freed blocks reusable
-                 EXPECT_EQ(s->space().used_bytes, 4 * kBlockBytes);  // blocks 0, 1, 2 and 9
-                 EXPECT_EQ(s->space().pending_free_bytes, 0u);
-                 Result<Payload> mid = s->read("a", 4990, 20);
-                 ASSERT_TRUE(mid.ok());
-                 EXPECT_EQ(*mid->bytes, std::vector<std::byte>(a.begin() + 4990, a.begin() + 5010));
-                 ASSERT_TRUE(s->check().ok()) << s->check().to_string();
-
-                 ASSERT_TRUE(s->remove("a").ok());
-                 EXPECT_EQ(s->size("a").status().code(), Status::Code::kNotFound);
-                 ASSERT_TRUE(s->flush().ok());
-                 const SpaceUsage after = s->space();
-                 EXPECT_EQ(after.used_bytes, 0u);
-                 EXPECT_EQ(after.free_bytes + after.pending_free_bytes, after.data_bytes);
-                 ASSERT_TRUE(s->flush().ok());
-                 EXPECT_EQ(s->space().free_bytes, empty.free_bytes);  // all space back
-                 // The space is reused: fill the whole data region twice over.
-                 for (int round = 0; round < 2; ++round) {
-                   const uint64_t n = empty.data_bytes / (64 * 1024);
-                   for (uint64_t i = 0; i < n; ++i) {
-                     Status st = s->write("f" + std::to_string(i), 0,
-                                          payload_of(random_bytes(rng, 64 * 1024)));
-                     ASSERT_TRUE(st.ok()) << st.to_string();
+                 WriteOptions o;
+                 o.attrs = {{"version", "1"}, {"logical_size", "36000"}};
+                 ASSERT_TRUE(s->write("shard", 0, payload_of(v1), o).ok());
+                 EXPECT_EQ(*s->attr("shard", "version"), "1");
+                 EXPECT_EQ(*s->attr("shard", "logical_size"), "36000");
+                 EXPECT_EQ(s->attr("shard", "nope").status().code(), Status::Code::kNotFound);
+                 EXPECT_EQ(s->attr("none", "version").status().code(), Status::Code::kNotFound);
+                 // An attribute-only write creates an empty object.
+                 WriteOptions only;
+                 only.attrs = {{"k", std::string(1024, 'x')}};
+                 ASSERT_TRUE(s->write("meta", 0, payload_of({}), only).ok());
+                 EXPECT_EQ(*s->size("meta"), 0u);
+                 WriteOptions bad;
+                 bad.attrs = {{"", "v"}};
+                 EXPECT_EQ(s->write("shard", 0, payload_of(v1), bad).code(),
+                           Status::Code::kInvalidArgument);
+                 bad.attrs = {{"k", std::string(1025, 'x')}};
+                 EXPECT_EQ(s->write("shard", 0, payload_of(v1), bad).code(),
+                           Status::Code::kInvalidArgument);
+                 ASSERT_TRUE(s->checkpoint().ok());  // version 1 in the checkpoint
+                 // Version 2: data and attribute in one unsynced record, then lost or kept.
+                 WriteOptions o2;
+                 o2.sync = false;
+                 o2.attrs = {{"version", "2"}};
+                 ASSERT_TRUE(s->write("shard", 0, payload_of(v2), o2).ok());
+                 EXPECT_EQ(*s->attr("shard", "version"), "2");
+                 EXPECT_EQ(*s->attr("shard", "logical_size"), "36000");  // others unchanged
+               }).ok());
+  int saw_old = 0, saw_new = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    StoreWorld c(4 * kMiB);
+    ASSERT_TRUE(c.run([&](Device& d) {
+                   ASSERT_TRUE(DiskStore::format(d, small_regions()).ok());
+                   auto s = mount_ok(d);
+                   WriteOptions o;
+                   o.attrs = {{"version", "1"}};
+                   ASSERT_TRUE(s->write("x", 0, payload_of(v1), o).ok());
+                   o.sync = false;
+                   o.attrs = {{"version", "2"}};
+                   ASSERT_TRUE(s->write("x", 0, payload_of(v2), o).ok());
+                 }).ok());
+    c.env.crash_device(0, seed);
+    ASSERT_TRUE(c.run([&](Device& d) {
+                   auto s = mount_ok(d);
+                   ASSERT_TRUE(s);
+                   const std::string v = *s->attr("x", "version");
+                   const std::vector<std::byte> got = read_all(*s, "x");
+                   if (v == "1") {
+                     ++saw_old;
+                     EXPECT_EQ(got, v1) << "seed " << seed;
+                   } else {
+                     ++saw_new;
+                     EXPECT_EQ(v, "2");
+                     EXPECT_EQ(got, v2) << "seed " << seed;
                    }
-                   for (uint64_t i = 0; i < n; ++i) {
-                     ASSERT_TRUE(s->remove("f" + std::to_string(i)).ok());
-                   }
-                   ASSERT_TRUE(s->check().ok()) << s->check().to_string();
-                 }
+                 }).ok());
+  }
+  EXPECT_GT(saw_old, 0);
+  EXPECT_GT(saw_new, 0);
+  // Everything survives a clean remount (replay of the journal after the checkpoint).
+  ASSERT_TRUE(w.run([&](Device& d) {
+                 auto s = mount_ok(d);
+                 ASSERT_TRUE(s);
+                 EXPECT_EQ(*s->attr("meta", "k"), std::string(1024, 'x'));
+                 EXPECT_EQ(*s->attr("shard", "logical_size"), "36000");
                }).ok());
 }
 
@@ -126,7 +203,7 @@ TEST(DiskStore, DeviceFullNamesTheDeviceTheRequestAndTheFreeSpace) {
                  // freed (a checkpoint makes them reusable at once).
                  ASSERT_TRUE(s->write("more", 0, payload_of(random_bytes(rng, 8192))).ok());
                  std::vector<std::byte> big2 = random_bytes(rng, data - 8192);
-                 Status st = s->write("big", 0, payload_of(big2), {.sync = false});
+                 Status st = s->write("big", 0, payload_of(big2), {.sync = false, .attrs = {}});
                  ASSERT_EQ(st.code(), Status::Code::kNoSpace) << st.to_string();
                  ASSERT_TRUE(s->remove("more").ok());
                  st = s->write("big", 0, payload_of(random_bytes(rng, 4096)));
@@ -183,12 +260,13 @@ TEST(DiskStore, MountAfterCleanShutdownKeepsEverything) {
                  for (int i = 0; i < 20; ++i) {
                    const std::string name = "obj" + std::to_string(i % 7);
                    std::vector<std::byte> b = random_bytes(rng, 1 + rng.uniform(20000));
-                   ASSERT_TRUE(s->write(name, 0, payload_of(b), {.sync = i % 3 == 0}).ok());
+                   ASSERT_TRUE(
+                       s->write(name, 0, payload_of(b), {.sync = i % 3 == 0, .attrs = {}}).ok());
                    auto& e = expect[name];
                    if (e.size() < b.size()) e.resize(b.size());
                    std::copy(b.begin(), b.end(), e.begin());
                  }
-                 ASSERT_TRUE(s->remove("obj3", {.sync = false}).ok());
+                 ASSERT_TRUE(s->remove("obj3", {.sync = false, .attrs = {}}).ok());
                  expect.erase("obj3");
                  ASSERT_TRUE(s->flush().ok());
                }).ok());
@@ -222,7 +300,8 @@ TEST(DiskStore, AFullJournalIsCheckpointedAndTrimmed) {
                  Random rng(2);
                  for (int i = 0; i < 100; ++i) {  // 100 records of 512 bytes: 6 journals
                    last = random_bytes(rng, 5000);
-                   ASSERT_TRUE(s->write("x", 0, payload_of(last), {.sync = false}).ok());
+                   ASSERT_TRUE(
+                       s->write("x", 0, payload_of(last), {.sync = false, .attrs = {}}).ok());
                  }
                  ASSERT_TRUE(s->flush().ok());
                  ASSERT_TRUE(s->check().ok());
@@ -255,7 +334,7 @@ TEST(DiskStore, ACrashLosesOnlyWhatWasNotFlushed) {
                    ASSERT_TRUE(s);
                    ASSERT_TRUE(s->write("b", 0, payload_of(b1)).ok());
                    ASSERT_TRUE(s->write("a", 0, payload_of(a)).ok());
-                   ASSERT_TRUE(s->write("b", 0, payload_of(b2), {.sync = false}).ok());
+                   ASSERT_TRUE(s->write("b", 0, payload_of(b2), {.sync = false, .attrs = {}}).ok());
                  }).ok());
     w.env.crash_device(w.dev, seed);
     ASSERT_TRUE(w.run([&](Device& d) {

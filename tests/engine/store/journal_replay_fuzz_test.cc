@@ -148,7 +148,8 @@ void run_seed(uint64_t seed, Stats& stats) {
           const uint64_t len = rng.uniform(3) == 0 ? rng.uniform(300) : 1 + rng.uniform(12000);
           op.data = random_bytes(rng, len);
           const bool sync = rng.uniform(4) == 0;
-          const Status st = s.write(name, op.offset, payload_of(op.data), {.sync = sync});
+          const Status st =
+              s.write(name, op.offset, payload_of(op.data), {.sync = sync, .attrs = {}});
           if (st.ok()) {
             apply_op(current, op);
             since.push_back(std::move(op));
@@ -170,7 +171,7 @@ void run_seed(uint64_t seed, Stats& stats) {
           op.remove = true;
           op.object = name;
           const bool sync = rng.uniform(4) == 0;
-          const Status st = s.remove(name, {.sync = sync});
+          const Status st = s.remove(name, {.sync = sync, .attrs = {}});
           if (!current.count(name)) {
             ASSERT_EQ(st.code(), Status::Code::kNotFound) << st.to_string();
           } else if (st.ok()) {

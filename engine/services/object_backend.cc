@@ -1,0 +1,165 @@
+#include "engine/services/object_backend.h"
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+
+#include "engine/services/written_store.h"
+
+namespace granary::services {
+
+// ---- ExtentBackend
+
+Result<ObjectInfo> ExtentBackend::stat(std::string_view object) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  Result<StoredObject> o = index_.find(object);
+  if (!o.ok()) return o.status();
+  return ObjectInfo{o->size_bytes, o->logical_bytes, 0};
+}
+
+Result<std::vector<DeviceExtent>> ExtentBackend::extents(std::string_view object, uint64_t offset,
+                                                         uint64_t length) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  if (writable_ != nullptr) return writable_->map_range(object, offset, length);
+  Result<StoredObject> o = index_.find(object);
+  if (!o.ok()) return o.status();
+  return std::vector<DeviceExtent>{{o->offset_bytes + offset, length}};
+}
+
+Result<Payload> ExtentBackend::read(std::string_view object, uint64_t offset, uint64_t length) {
+  Result<std::vector<DeviceExtent>> ex = extents(object, offset, length);
+  if (!ex.ok()) return ex.status();
+  for (const auto& e : *ex) {
+    Result<Payload> p = device_.read(e.offset_bytes, e.length_bytes);
+    if (!p.ok()) return p.status();
+  }
+  return Payload::of_size(length);
+}
+
+std::optional<DeviceExtent> ExtentBackend::streamable(std::string_view object, uint64_t offset,
+                                                      uint64_t length) {
+  Result<std::vector<DeviceExtent>> ex = extents(object, offset, length);
+  if (!ex.ok() || ex->size() != 1) return std::nullopt;
+  return ex->front();
+}
+
+Status ExtentBackend::write(std::string_view object, uint64_t offset, const Payload& data,
+                            uint64_t logical_end, uint64_t /*version*/,
+                            std::vector<DeviceExtent>* deferred) {
+  if (writable_ == nullptr) return Status::invalid_argument("read-only: no writes accepted");
+  const uint64_t length = data.size_bytes;
+  Result<std::vector<DeviceExtent>> ex = Status::io_error("unset");
+  {
+    std::lock_guard<EnvMutex> lock(mu_);
+    ex = writable_->write(object, offset, length, logical_end);
+  }
+  if (!ex.ok()) return ex.status();
+  if (journal_ != nullptr) {
+    // Durable once in the journal; the data device is written behind it.
+    if (Status s = journal_->write(0, Payload::of_size(length)); !s.ok()) return s;
+    deferred->insert(deferred->end(), ex->begin(), ex->end());
+    return Status();
+  }
+  for (const auto& e : *ex) {
+    if (Status s = device_.write(e.offset_bytes, Payload::of_size(e.length_bytes)); !s.ok()) {
+      return s;
+    }
+  }
+  return Status();
+}
+
+void ExtentBackend::write_deferred(const std::vector<DeviceExtent>& deferred) {
+  for (const auto& e : deferred) {
+    (void)device_.write(e.offset_bytes, Payload::of_size(e.length_bytes));
+  }
+}
+
+Status ExtentBackend::remove(std::string_view object) {
+  return Status::invalid_argument("cannot remove " + std::string(object) +
+                                  ": a size-only object index has no delete");
+}
+
+Result<std::vector<ObjectListing>> ExtentBackend::list() {
+  std::vector<ObjectListing> out;
+  auto* written = dynamic_cast<WrittenObjectStore*>(writable_);
+  if (written == nullptr) return out;
+  std::lock_guard<EnvMutex> lock(mu_);
+  written->for_each_written([&](std::string_view name, const StoredObject& o) {
+    out.push_back(ObjectListing{std::string(name), ObjectInfo{o.size_bytes, o.logical_bytes, 0}});
+  });
+  return out;
+}
+
+// ---- StoreBackend
+
+namespace {
+
+uint64_t parse_u64(const std::string& s) {
+  uint64_t v = 0;
+  std::from_chars(s.data(), s.data() + s.size(), v);
+  return v;
+}
+
+}  // namespace
+
+Result<ObjectInfo> StoreBackend::stat_locked(std::string_view object) {
+  Result<uint64_t> size = store_.size(object);
+  if (!size.ok()) return size.status();
+  ObjectInfo info;
+  info.size_bytes = *size;
+  if (Result<std::string> v = store_.attr(object, kVersionAttr); v.ok()) {
+    info.version = parse_u64(*v);
+  }
+  if (Result<std::string> l = store_.attr(object, kLogicalSizeAttr); l.ok()) {
+    info.logical_bytes = parse_u64(*l);
+  }
+  return info;
+}
+
+Result<ObjectInfo> StoreBackend::stat(std::string_view object) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return stat_locked(object);
+}
+
+Result<Payload> StoreBackend::read(std::string_view object, uint64_t offset, uint64_t length) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return store_.read(object, offset, length);
+}
+
+Status StoreBackend::write(std::string_view object, uint64_t offset, const Payload& data,
+                           uint64_t logical_end, uint64_t version,
+                           std::vector<DeviceExtent>* /*deferred*/) {
+  if (!data.bytes) {
+    return Status::invalid_argument("a write of " + std::to_string(data.size_bytes) + " bytes to " +
+                                    std::string(object) +
+                                    " carries no bytes, and this OSD stores data");
+  }
+  std::lock_guard<EnvMutex> lock(mu_);
+  store::WriteOptions options;
+  uint64_t logical = offset + data.size_bytes;
+  if (Result<ObjectInfo> old = stat_locked(object); old.ok()) {
+    logical = std::max(logical, old->client_bytes());
+  }
+  logical = std::max(logical, logical_end);
+  options.attrs.emplace_back(kLogicalSizeAttr, std::to_string(logical));
+  if (version > 0) options.attrs.emplace_back(kVersionAttr, std::to_string(version));
+  return store_.write(object, offset, data, options);
+}
+
+Status StoreBackend::remove(std::string_view object) {
+  std::lock_guard<EnvMutex> lock(mu_);
+  return store_.remove(object);
+}
+
+Result<std::vector<ObjectListing>> StoreBackend::list() {
+  std::lock_guard<EnvMutex> lock(mu_);
+  std::vector<ObjectListing> out;
+  for (const std::string& name : store_.list()) {
+    Result<ObjectInfo> info = stat_locked(name);
+    if (!info.ok()) return info.status();
+    out.push_back(ObjectListing{name, *info});
+  }
+  return out;
+}
+
+}  // namespace granary::services
