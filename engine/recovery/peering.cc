@@ -1,0 +1,359 @@
+#include "engine/recovery/peering.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <variant>
+
+#include "engine/redundancy/codec.h"
+
+namespace granary::recovery {
+namespace {
+
+std::string sub_endpoint(const std::string& osd) {
+  return osd + ".sub";  // OsdService::sub_op_endpoint
+}
+
+uint64_t request_id_of(const MessageBody& body) {
+  if (const auto* r = std::get_if<ScanReply>(&body)) return r->request_id;
+  if (const auto* r = std::get_if<ReadReply>(&body)) return r->request_id;
+  if (const auto* r = std::get_if<WriteReply>(&body)) return r->request_id;
+  return 0;
+}
+
+using Bytes = std::vector<uint8_t>;
+
+class Peer {
+ public:
+  Peer(Env& env, HostId host, const PeeringOptions& options)
+      : env_(env), host_(host), options_(options), reply_(env.endpoint(host, options.reply_endpoint)) {}
+
+  Result<PeeringReport> run(const std::vector<PgMembers>& pgs) {
+    if (options_.ec.k > 0) {
+      Result<redundancy::ReedSolomon> rs = redundancy::ReedSolomon::create(
+          {options_.ec.k, options_.ec.m, options_.ec.stripe_unit_bytes});
+      if (!rs.ok()) return rs.status();
+      codec_ = std::make_unique<redundancy::ReedSolomon>(std::move(*rs));
+    }
+    for (const PgMembers& pg : pgs) {
+      if (Status s = peer_pg(pg); !s.ok()) return s;
+      ++report_.pgs;
+    }
+    return report_;
+  }
+
+ private:
+  // One request to `osd` and its reply.
+  Result<Message> call(const std::string& osd, MessageBody body, Payload payload = {}) {
+    const uint64_t id = ++next_id_;
+    std::visit(
+        [&](auto& b) {
+          if constexpr (requires { b.request_id; }) b.request_id = id;
+          if constexpr (requires { b.reply_to; }) b.reply_to = reply_.name();
+        },
+        body);
+    env_.send(host_, sub_endpoint(osd), Message{std::move(body), std::move(payload)});
+    for (;;) {
+      Result<Message> m = reply_.recv(options_.timeout_s);
+      if (!m.ok()) {
+        return Status::io_error(osd + " did not answer peering request " + std::to_string(id) +
+                                " within " + std::to_string(options_.timeout_s) + " s");
+      }
+      if (request_id_of(m->body) == id) return m;
+    }
+  }
+
+  Result<std::vector<ObjectListing>> scan(const std::string& osd) {
+    auto it = scans_.find(osd);
+    if (it != scans_.end()) return it->second;
+    Result<Message> m = call(osd, ScanRequest{});
+    if (!m.ok()) return m.status();
+    const auto& r = std::get<ScanReply>(m->body);
+    if (!r.ok) return Status::io_error(r.error);
+    return scans_[osd] = r.objects;
+  }
+
+  // Reads `length` bytes at `offset` of `osd`'s copy (or, with ec, its shard) of `object`.
+  Result<Bytes> read(const std::string& osd, const std::string& object, uint64_t length,
+                     bool shard) {
+    if (length == 0) return Bytes{};
+    ReadRequest q;
+    q.object = object;
+    q.length = length;
+    if (shard) q.ec = options_.ec;
+    Result<Message> m = call(osd, std::move(q));
+    if (!m.ok()) return m.status();
+    const auto& r = std::get<ReadReply>(m->body);
+    if (!r.ok) return Status::corruption(r.error);
+    if (!m->payload.bytes || m->payload.bytes->size() != length) {
+      return Status::io_error(osd + " returned " + object + " without its " +
+                              std::to_string(length) + " bytes");
+    }
+    Bytes b(length);
+    std::memcpy(b.data(), m->payload.bytes->data(), length);
+    return b;
+  }
+
+  Status push(const std::string& osd, const std::string& object, const Bytes& bytes,
+              uint64_t version, uint64_t logical, bool shard) {
+    WriteRequest w;
+    w.object = object;
+    w.length = bytes.size();
+    w.version = version;
+    w.logical_end_bytes = logical;
+    if (shard) w.ec = options_.ec;
+    auto data = std::make_shared<std::vector<std::byte>>(bytes.size());
+    std::memcpy(data->data(), bytes.data(), bytes.size());
+    Result<Message> m = call(osd, std::move(w), Payload{bytes.size(), std::move(data)});
+    if (!m.ok()) return m.status();
+    const auto& r = std::get<WriteReply>(m->body);
+    if (!r.ok) return Status::io_error("push of " + object + " to " + osd + ": " + r.error);
+    ++report_.pushes;
+    report_.bytes_pushed += bytes.size();
+    return Status();
+  }
+
+  Status remove(const std::string& osd, const std::string& object) {
+    RemoveRequest q;
+    q.object = object;
+    Result<Message> m = call(osd, std::move(q));
+    if (!m.ok()) return m.status();
+    const auto& r = std::get<WriteReply>(m->body);
+    if (!r.ok && r.error_code != ReplyError::kNotFound) {
+      return Status::io_error("remove of " + object + " from " + osd + ": " + r.error);
+    }
+    return Status();
+  }
+
+  struct Copy {
+    int position = 0;
+    ObjectInfo info;
+  };
+
+  Status peer_pg(const PgMembers& pg) {
+    std::map<std::string, std::vector<Copy>> objects;
+    for (size_t i = 0; i < pg.osds.size(); ++i) {
+      if (pg.osds[i].empty()) continue;
+      Result<std::vector<ObjectListing>> listed = scan(pg.osds[i]);
+      if (!listed.ok()) return listed.status();
+      for (const ObjectListing& o : *listed) {
+        if (options_.pg_of && options_.pg_of(o.name) != pg.pg) continue;
+        objects[o.name].push_back(Copy{static_cast<int>(i), o.info});
+      }
+    }
+    for (const auto& [name, copies] : objects) {
+      ++report_.objects;
+      Status s = options_.ec.k > 0 ? recover_coded(pg, name, copies)
+                                   : recover_replicated(pg, name, copies);
+      if (!s.ok()) return s;
+    }
+    return Status();
+  }
+
+  // The newest version among `copies`, and the positions holding it.
+  static uint64_t newest(const std::vector<Copy>& copies, std::vector<int>& current,
+                         ObjectInfo& info) {
+    uint64_t v = 0;
+    for (const Copy& c : copies) v = std::max(v, c.info.version);
+    for (const Copy& c : copies) {
+      if (c.info.version == v) {
+        current.push_back(c.position);
+        info = c.info;
+      }
+    }
+    return v;
+  }
+
+  Status recover_replicated(const PgMembers& pg, const std::string& name,
+                            const std::vector<Copy>& copies) {
+    std::vector<int> current;
+    ObjectInfo info;
+    const uint64_t version = newest(copies, current, info);
+    std::set<int> bad;
+    std::map<int, Bytes> content;
+    if (options_.deep) {
+      // Every current copy, read in full; the content most copies agree on is the good one.
+      std::map<Bytes, int> votes;
+      for (int p : current) {
+        Result<Bytes> b = read(pg.osds[p], name, info.size_bytes, false);
+        ++report_.scrubbed_copies;
+        if (!b.ok()) {
+          bad.insert(p);
+          continue;
+        }
+        ++votes[*b];
+        content[p] = std::move(*b);
+      }
+      const Bytes* best = nullptr;
+      int best_votes = 0;
+      for (const auto& [b, n] : votes) {
+        if (n > best_votes) best = &b, best_votes = n;
+      }
+      for (const auto& [p, b] : content) {
+        if (best != nullptr && b != *best) bad.insert(p);
+      }
+      report_.scrub_errors += bad.size();
+    }
+    std::vector<int> targets;
+    for (size_t i = 0; i < pg.osds.size(); ++i) {
+      const int p = static_cast<int>(i);
+      if (pg.osds[i].empty()) continue;
+      const bool has = std::find(current.begin(), current.end(), p) != current.end();
+      if (!has) ++report_.stale_copies;
+      if (!has || bad.count(p) > 0) targets.push_back(p);
+    }
+    if (targets.empty()) return Status();
+    int source = -1;
+    for (int p : current) {
+      if (bad.count(p) == 0) {
+        source = p;
+        break;
+      }
+    }
+    if (source < 0) {
+      report_.unrecoverable.push_back(name);
+      return Status();
+    }
+    if (content.find(source) == content.end()) {
+      Result<Bytes> b = read(pg.osds[source], name, info.size_bytes, false);
+      if (!b.ok()) return b.status();
+      content[source] = std::move(*b);
+    }
+    for (int p : targets) {
+      if (Status s = push(pg.osds[p], name, content[source], version, info.client_bytes(), false);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return Status();
+  }
+
+  Status recover_coded(const PgMembers& pg, const std::string& name,
+                       const std::vector<Copy>& copies) {
+    const int k = options_.ec.k, n = options_.ec.k + options_.ec.m;
+    std::vector<int> current;
+    ObjectInfo info;
+    const uint64_t version = newest(copies, current, info);
+    const bool older_exists = current.size() < copies.size();
+    const uint64_t logical = info.client_bytes();
+    const uint64_t shard_len = redundancy::shard_bytes(codec_->profile(), logical);
+    std::vector<int> stale;
+    for (int p = 0; p < n && p < static_cast<int>(pg.osds.size()); ++p) {
+      if (pg.osds[p].empty()) continue;
+      if (std::find(current.begin(), current.end(), p) == current.end()) stale.push_back(p);
+    }
+    report_.stale_copies += stale.size();
+    if (static_cast<int>(current.size()) < k) {
+      if (older_exists) {
+        report_.unrecoverable.push_back(name);
+        return Status();
+      }
+      for (int p : current) {
+        if (Status s = remove(pg.osds[p], name); !s.ok()) return s;
+      }
+      ++report_.rolled_back;
+      return Status();
+    }
+    if (!options_.deep && stale.empty()) return Status();
+
+    // The shards to read: every current one when scrubbing, else the first k.
+    std::map<int, Bytes> shards;
+    std::set<int> bad;
+    for (int p : current) {
+      if (!options_.deep && static_cast<int>(shards.size()) == k) break;
+      Result<Bytes> b = read(pg.osds[p], name, shard_len, true);
+      if (options_.deep) ++report_.scrubbed_copies;
+      if (!b.ok()) {
+        bad.insert(p);
+        continue;
+      }
+      shards[p] = std::move(*b);
+    }
+    if (static_cast<int>(shards.size()) < k) {
+      report_.unrecoverable.push_back(name);
+      return Status();
+    }
+    if (options_.deep) {
+      // A shard the others disagree with: rebuilding it from k of the rest gives other bytes,
+      // while the rest are consistent among themselves.
+      if (!consistent(shards, {})) {
+        for (const auto& [p, b] : shards) {
+          if (consistent(shards, {p})) {
+            bad.insert(p);
+            break;
+          }
+        }
+      }
+      report_.scrub_errors += bad.size();
+      for (int p : bad) shards.erase(p);
+    }
+    std::vector<int> targets = stale;
+    targets.insert(targets.end(), bad.begin(), bad.end());
+    if (targets.empty()) return Status();
+    std::vector<int> sources;
+    for (const auto& [p, b] : shards) {
+      if (static_cast<int>(sources.size()) < k) sources.push_back(p);
+    }
+    Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, targets);
+    if (!dec.ok()) return dec.status();
+    std::vector<std::span<const uint8_t>> in;
+    for (int p : sources) in.emplace_back(shards[p]);
+    std::vector<Bytes> rebuilt(targets.size(), Bytes(shard_len));
+    std::vector<std::span<uint8_t>> out;
+    for (Bytes& b : rebuilt) out.emplace_back(b);
+    if (Status s = dec->decode(in, out); !s.ok()) return s;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (Status s = push(pg.osds[targets[i]], name, rebuilt[i], version, logical, true); !s.ok()) {
+        return s;
+      }
+    }
+    return Status();
+  }
+
+  // Whether the shards other than `skip` agree: every one of them equals what k of them decode.
+  bool consistent(const std::map<int, Bytes>& shards, std::set<int> skip) const {
+    std::vector<int> sources, others;
+    for (const auto& [p, b] : shards) {
+      if (skip.count(p) > 0) continue;
+      (static_cast<int>(sources.size()) < options_.ec.k ? sources : others).push_back(p);
+    }
+    if (others.empty() || static_cast<int>(sources.size()) < options_.ec.k) return true;
+    Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, others);
+    if (!dec.ok()) return false;
+    std::vector<std::span<const uint8_t>> in;
+    for (int p : sources) in.emplace_back(shards.at(p));
+    std::vector<Bytes> got(others.size(), Bytes(shards.at(sources[0]).size()));
+    std::vector<std::span<uint8_t>> out;
+    for (Bytes& b : got) out.emplace_back(b);
+    if (!dec->decode(in, out).ok()) return false;
+    for (size_t i = 0; i < others.size(); ++i) {
+      if (got[i] != shards.at(others[i])) return false;
+    }
+    return true;
+  }
+
+  Env& env_;
+  HostId host_;
+  const PeeringOptions& options_;
+  Endpoint& reply_;
+  uint64_t next_id_ = 0;
+  std::map<std::string, std::vector<ObjectListing>> scans_;
+  std::unique_ptr<redundancy::ReedSolomon> codec_;
+  PeeringReport report_;
+};
+
+}  // namespace
+
+Result<PeeringReport> peer(Env& env, HostId host, const std::vector<PgMembers>& pgs,
+                           const PeeringOptions& options) {
+  if (options.reply_endpoint.empty() || options.timeout_s <= 0) {
+    return Status::invalid_argument("peering needs a reply endpoint and a timeout > 0");
+  }
+  Peer p(env, host, options);
+  return p.run(pgs);
+}
+
+}  // namespace granary::recovery
