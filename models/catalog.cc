@@ -194,8 +194,6 @@ AcceleratorProfile accelerator(const char* name, double unet3d, double resnet50,
   AcceleratorProfile a;
   a.name = name;
   a.compute_s_per_step = {{"unet3d", unet3d}, {"resnet50", resnet50}, {"cosmoflow", cosmoflow}};
-  // MLPerf Storage: about 0.5 GB of host memory per simulated accelerator.
-  a.host_memory_gib = 0.5;
   return a;
 }
 

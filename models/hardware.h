@@ -4,6 +4,8 @@
 // Plain values; safe to copy and share.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -23,8 +25,37 @@ struct DriveProfile {
   double write_kiops = 0;         // 4 KiB random write
   double read_latency_us = 0;     // 4 KiB read at queue depth 1
   double write_latency_us = 0;
-  int queue_depth = 0;  // device queue depth at which the IOPS figure holds
+  // The device queue depth at which the IOPS figures hold, and the most commands the drive
+  // works on at once (flash: it caps the command units below; hard disk: the depth at which
+  // positioning reaches its rated time). 0: not given (profiles built in code): no cap.
+  int queue_depth = 0;
   double price_usd = 0;
+
+  // Flash (nvme, sata-ssd), the drive model's command units (sim/drive_model.h,
+  // docs/models.md "Drives"): Little's law at the rated read IOPS, c = max(1, round(R_r L_r)),
+  // each held c / R_r per read. 0 without IOPS figures (no unit limit).
+  int littles_law_units() const {
+    if (!(read_kiops > 0 && write_kiops > 0)) return 0;
+    return std::max(1, static_cast<int>(std::lround(read_kiops * 1e3 * read_latency_us * 1e-6)));
+  }
+  // The units the drive works with: c, but no more than queue_depth commands at once. A
+  // queue_depth below c caps the drive at queue_depth / L_r reads per second (Little's law:
+  // queue_depth commands, each taking the read latency), under its rated IOPS.
+  int command_units() const {
+    const int c = littles_law_units();
+    return queue_depth > 0 ? std::min(c, queue_depth) : c;
+  }
+  // The most 4 KiB random reads (writes) per second the drive model serves: the rated IOPS,
+  // times command_units() / c for flash when queue_depth caps the units; a hard disk's rated
+  // IOPS (at queue_depth).
+  double read_iops_limit() const { return read_kiops * 1e3 * flash_unit_share(); }
+  double write_iops_limit() const { return write_kiops * 1e3 * flash_unit_share(); }
+
+ private:
+  double flash_unit_share() const {
+    const int c = kind == DriveKind::kHdd ? 0 : littles_law_units();
+    return c > 0 ? static_cast<double>(command_units()) / c : 1.0;
+  }
 };
 
 struct NicProfile {
@@ -59,7 +90,6 @@ struct ProtocolProfile {
 struct AcceleratorProfile {
   std::string name;
   std::map<std::string, double> compute_s_per_step;  // by workload name (unet3d, ...)
-  double host_memory_gib = 0.5;  // host memory the benchmark reserves per accelerator
   double price_usd = 0;
 };
 

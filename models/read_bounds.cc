@@ -213,7 +213,7 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
       if (c.storage.drive.read_kiops > 0 && ops.size() == n && ops_total > 0) {
         const size_t ho = busiest(ops);
         const double oshare = ops[ho] / ops_total;
-        const double iops = c.storage.drive.read_kiops * 1e3;
+        const double iops = c.storage.drive.read_iops_limit();
         // Total drive operations per second when the busiest drive runs at its rated IOPS.
         const double total_ops = repeat * iops / oshare;
         add("drive IOPS as placed", total_ops / drive_ops,
@@ -226,9 +226,16 @@ ReadBounds read_bounds(const Scenario& s, const TrainingWorkload& w, const Topol
   }
   // Drive IOPS.
   if (c.storage.drive.read_kiops > 0) {
-    const double iops = c.storage.drive.read_kiops * 1e3;
+    const DriveProfile& d = c.storage.drive;
+    const double iops = d.read_iops_limit();
+    // A queue_depth below Little's law's units caps a flash drive under its rated IOPS.
+    const std::string capped = iops < d.read_kiops * 1e3
+                                   ? " (queue_depth " + num(d.queue_depth) +
+                                         " commands at once of the " + num(d.littles_law_units()) +
+                                         " the rated " + num(d.read_kiops * 1e3) + " need)"
+                                   : "";
     add("drive IOPS", drives * iops / drive_ops,
-        num(drives) + " drives x " + num(iops) + " read IOPS / " + num(drive_ops) +
+        num(drives) + " drives x " + num(iops) + " read IOPS" + capped + " / " + num(drive_ops) +
             " drive read(s)" + per_file + " (" + shape + ")");
   }
   // Metadata servers.

@@ -713,7 +713,13 @@ AcceleratorProfile parse_accelerator(const Obj& clients) {
       a.compute_s_per_step[name] = seconds.get<double>();
     }
   }
-  a.host_memory_gib = o.number("host_memory_gib", {0, false, 65536}, a.host_memory_gib);
+  if (o.has("host_memory_gib")) {
+    // Refused rather than ignored: nothing in Granary models the host memory a benchmark
+    // process reserves per accelerator.
+    o.fail("host_memory_gib",
+           "not a scenario key: Granary models no host memory per accelerator (the report "
+           "compares the dataset with cluster.clients.memory_gib, the nodes' memory)");
+  }
   a.price_usd = o.number("price_usd", kPrice, a.price_usd);
   return a;
 }
@@ -1663,6 +1669,86 @@ void check_simulated_time(const Obj& root, const Scenario& s) {
   }
 }
 
+// What format 1 runs (sim/runner.cc, run_scenario): one workload, or a training_read or
+// checkpoint workload followed by at most one block or boot_storm workload beside it and, after
+// a training_read, at most one checkpoint.
+void check_workload_mix(const Context& ctx, const std::vector<WorkloadSpec>& workloads) {
+  const auto block_kind = [](WorkloadKind k) {
+    return k == WorkloadKind::kBlock || k == WorkloadKind::kBootStorm;
+  };
+  const WorkloadKind first = workloads.front().kind;
+  bool block_beside = false, checkpoint_beside = false;
+  for (size_t i = 1; i < workloads.size(); ++i) {
+    const WorkloadKind k = workloads[i].kind;
+    if (block_kind(k) && !block_beside && !block_kind(first)) {
+      block_beside = true;
+    } else if (k == WorkloadKind::kCheckpoint && !checkpoint_beside &&
+               first == WorkloadKind::kTrainingRead) {
+      checkpoint_beside = true;
+    } else {
+      ctx.fail("workloads[" + std::to_string(i) + "].type",
+               "format 1 runs one workload, or a training_read or checkpoint workload followed "
+               "by at most one block or boot_storm workload beside it and, after a "
+               "training_read, at most one checkpoint; found a " +
+                   std::string(workload_kind_name(k)) + " workload here, after a " +
+                   std::string(workload_kind_name(first)) + " workload");
+    }
+  }
+}
+
+// A training read's epoch gives each accelerator its share of the files (files / accelerators,
+// rounded down, as DLIO shards them) and runs whole batches of their samples: at least one
+// (engine/services/gpu_consumer.h, steps_per_epoch).
+void check_one_batch_per_accelerator(const Context& ctx, const Scenario& s, size_t i) {
+  const TrainingWorkload& t = s.workloads[i].training;
+  const int64_t accelerators =
+      int64_t{s.cluster.clients.count} * s.cluster.clients.accelerators_per_node;
+  const int64_t files_per_batch = (t.batch_size + t.samples_per_file - 1) / t.samples_per_file;
+  const int64_t least = accelerators * files_per_batch;
+  if (t.files >= least) return;
+  ctx.fail("workloads[" + std::to_string(i) + "].files",
+           "expected at least " + std::to_string(least) + " (one batch of " +
+               std::to_string(t.batch_size) + " samples, " + std::to_string(files_per_batch) +
+               " file(s) of " + std::to_string(t.samples_per_file) + ", for each of the " +
+               std::to_string(accelerators) + " accelerators), found " + std::to_string(t.files));
+}
+
+// Every key has an effect or is refused: the keys that act only on a failure (what recovery
+// moves, how failures are detected and recovered, the durability estimate from a measured
+// recovery) are refused in a scenario without one, where they would be ignored. The OSD op
+// queue's keys stay: the queue serves client operations too.
+void refuse_failure_only_keys(const Obj& root, const Scenario& s) {
+  if (has_failures(s) || s.storage.design != StorageDesign::kRados) return;
+  const json* storage = root.find("storage");
+  if (!storage || !storage->is_object() || !storage->contains("rados")) return;
+  const json& rados = (*storage)["rados"];
+  const std::string path = join(root.path_of("storage"), "rados");
+  const std::string none = ", and the scenario has no failures";
+  if (rados.contains("stored_tib")) {
+    root.ctx().fail(join(path, "stored_tib"),
+                    "applies only to a run with failures (it sizes what recovery moves after "
+                    "one)" +
+                        none);
+  }
+  if (!rados.contains("recovery") || !rados["recovery"].is_object()) return;
+  const json& recovery = rados["recovery"];
+  for (const char* key : {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s",
+                          "max_backfills", "recovery_max_active", "recovery_sleep_s",
+                          "recovery_mib_per_s_per_osd", "recovery_max_single_start"}) {
+    if (recovery.contains(key)) {
+      root.ctx().fail(
+          join(join(path, "recovery"), key),
+          "applies only to a run with failures (failure detection and recovery)" + none);
+    }
+  }
+  if (recovery.contains("drive_afr")) {
+    root.ctx().fail(join(join(path, "recovery"), "drive_afr"),
+                    "applies only to a run with failures (the durability estimate from the "
+                    "measured recovery, report recovery.durability)" +
+                        none);
+  }
+}
+
 Scenario parse_document(const Context& ctx, const json& j, std::string default_name) {
   if (!j.is_object()) ctx.expected("", "a JSON object at the top level", &j);
   const json* version = j.contains("granary") ? &j.at("granary") : nullptr;
@@ -1696,9 +1782,11 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.storage = parse_storage(
       root.object("storage", {"design", "protocol", "rados", "pfs", "nfs", "local"}), s.cluster);
   s.workloads = parse_workloads(root, s.cluster);
+  check_workload_mix(ctx, s.workloads);
   for (size_t i = 0; i < s.workloads.size(); ++i) {
     const WorkloadKind k = s.workloads[i].kind;
     const bool beside_training = i >= 1 && s.workloads[0].kind == WorkloadKind::kTrainingRead;
+    if (k == WorkloadKind::kTrainingRead) check_one_batch_per_accelerator(ctx, s, i);
     if (k == WorkloadKind::kCheckpoint && s.workloads[i].checkpoint.start_s > 0 &&
         !beside_training) {
       ctx.fail("workloads[" + std::to_string(i) + "].start_s",
@@ -1741,6 +1829,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     }
   }
   s.failures = parse_failures(root, s);  // and s.random_drive_failures
+  refuse_failure_only_keys(root, s);
   if (root.has("simulation")) {
     const Obj sim = root.object(
         "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",

@@ -406,7 +406,7 @@ Load block_load(const models::Scenario& s, const models::BlockWorkload& b, bool 
   const double copies = write_requests_per_object(s);
   // The ceiling: drives' IOPS (each write once per copy) and what the queue depth allows at the
   // drives' latency.
-  const double read_iops = st.drive.read_kiops * 1e3, write_iops = st.drive.write_kiops * 1e3;
+  const double read_iops = st.drive.read_iops_limit(), write_iops = st.drive.write_iops_limit();
   const double per_io_drive_s = read_fraction / std::max(1.0, read_iops) +
                                 (1 - read_fraction) * copies / std::max(1.0, write_iops);
   const double drive_bound = drives / std::max(1e-12, per_io_drive_s);

@@ -47,12 +47,11 @@ DriveTiming DriveTiming::from_profile(const models::DriveProfile& drive) {
     t.write_hold_s = 1 / write_iops;
     return t;
   }
-  if (drive.read_kiops > 0 && drive.write_kiops > 0) {
-    const double read_iops = drive.read_kiops * 1e3;
-    const double write_iops = drive.write_kiops * 1e3;
-    t.units = std::max(1, static_cast<int>(std::lround(read_iops * t.read_latency_s)));
-    t.read_hold_s = t.units / read_iops;
-    t.write_hold_s = t.units / write_iops;
+  if (const int c = drive.littles_law_units(); c > 0) {
+    // c units held c / R each reach the rated IOPS; queue_depth may leave fewer of them.
+    t.units = drive.command_units();
+    t.read_hold_s = c / (drive.read_kiops * 1e3);
+    t.write_hold_s = c / (drive.write_kiops * 1e3);
   }
   return t;
 }

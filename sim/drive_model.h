@@ -14,6 +14,10 @@
 //   write hold   c / R_w                        -> at most R_w writes per second
 //   latency      L_r or L_w                     (an idle drive's answer time)
 //
+// The drive works on at most Q commands at once (the profile's queue_depth), so it has
+// min(c, Q) units with the same holds: a Q below c caps it at Q / L_r reads per second
+// (Little's law), under its rated IOPS (models::DriveProfile::command_units).
+//
 // so one operation at a time sees L + size / bandwidth, and a deep queue saturates at the
 // rated IOPS with the extra waiting showing as queueing latency. A write's hold is longer than
 // its latency on flash (the drive acknowledges from its power-protected cache; programming the
@@ -55,7 +59,7 @@ namespace granary::sim {
 // The head of a hard disk (DriveTiming::head): its positioning times at queue depth 1 and at
 // the rated depth, and its media rates.
 struct HeadTiming {
-  int rated_queue_depth = 2;  // Q >= 2
+  int rated_queue_depth = 2;                                          // Q >= 2
   double read_positioning_qd1_s = 0, read_positioning_rated_s = 0;    // t_1, t_Q of reads
   double write_positioning_qd1_s = 0, write_positioning_rated_s = 0;  // of writes
   double read_bytes_per_s = 0, write_bytes_per_s = 0;                 // B_r, B_w

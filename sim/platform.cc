@@ -2,14 +2,40 @@
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace granary::sim {
 
 namespace sg4 = simgrid::s4u;
 
-void configure_engine(sg4::Engine& engine) {
+Result<std::vector<std::string>> simgrid_config_from_env() {
+  std::vector<std::string> items;
+  const char* value = std::getenv("GRANARY_SIMGRID_CFG");
+  if (value == nullptr) return items;
+  const std::string all(value);
+  size_t start = 0;
+  while (start < all.size()) {
+    const size_t end = std::min(all.find(' ', start), all.size());
+    const std::string item = all.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    // (SimGrid aborts the process on an item without a colon: refuse it here.)
+    const size_t colon = item.find(':');
+    if (colon == 0 || colon == std::string::npos || colon + 1 == item.size()) {
+      return Status::invalid_argument(
+          "GRANARY_SIMGRID_CFG: expected SimGrid settings 'name:value' separated by spaces, "
+          "found '" +
+          item + "'");
+    }
+    items.push_back(item);
+  }
+  return items;
+}
+
+void configure_engine(sg4::Engine& engine, const std::vector<std::string>& extra) {
   // Pure max-min sharing (no LV08 bandwidth/latency factors, which Granary's own models
   // replace), no per-flow TCP window bound, no reverse-direction ACK traffic.
   xbt_log_control_set("root.thresh:critical");
@@ -20,19 +46,7 @@ void configure_engine(sg4::Engine& engine) {
   engine.set_config("network/optim:Lazy");
   engine.set_config("cpu/optim:Lazy");
   engine.set_config("contexts/stack-size:256");
-  // Extra SimGrid settings for experiments, e.g. GRANARY_SIMGRID_CFG="network/optim:Lazy".
-  if (const char* extra = std::getenv("GRANARY_SIMGRID_CFG")) {
-    std::string all(extra);
-    size_t start = 0;
-    while (start < all.size()) {
-      const size_t end = all.find(' ', start);
-      const std::string item =
-          all.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (!item.empty()) engine.set_config(item);
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-  }
+  for (const std::string& item : extra) engine.set_config(item);
 }
 
 Result<Platform> build_platform(const models::Topology& t, const PlatformOptions& o) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <simgrid/s4u.hpp>
+#include <string>
 #include <vector>
 
 #include "engine/status.h"
@@ -34,9 +35,17 @@ struct Platform {
 // Builds the platform into the current s4u::Engine. Call once, before running.
 Result<Platform> build_platform(const models::Topology& topology, const PlatformOptions& options);
 
+// Extra SimGrid settings for experiments: the environment variable GRANARY_SIMGRID_CFG, items
+// "name:value" separated by spaces (e.g. "network/optim:Full"), in order; empty when it is unset
+// or blank. An item without a name or a value is an error naming the variable. They can change
+// what a run predicts, so the report records them (report "run.simgrid_config",
+// docs/report-format.md).
+Result<std::vector<std::string>> simgrid_config_from_env();
+
 // The SimGrid configuration Granary runs with (set before the platform is built): the CM02
 // max-min model without TCP window limits or cross-traffic, full lazy updates (see
-// docs/models.md), small actor stacks, quiet logs.
-void configure_engine(simgrid::s4u::Engine& engine);
+// docs/models.md), small actor stacks, quiet logs; then `extra` (simgrid_config_from_env), whose
+// names and values SimGrid itself checks.
+void configure_engine(simgrid::s4u::Engine& engine, const std::vector<std::string>& extra);
 
 }  // namespace granary::sim

@@ -1309,9 +1309,9 @@ nlohmann::json read_bounds_json(const models::ReadBounds& b) {
                : 1.0}};
 }
 
-}  // namespace
-
-Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
+// The simulation and its report, with the SimGrid settings `simgrid_config` added to Granary's.
+Result<nlohmann::json> simulate(const Scenario& scenario, const RunOptions& options,
+                                const std::vector<std::string>& simgrid_config) {
   // One workload, or a mixed run: a training_read or checkpoint workload first, with block I/O
   // (one block or boot_storm workload) beside it, and beside a training read also a checkpoint
   // (asynchronous checkpointing, rados) — the three at once.
@@ -1399,7 +1399,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
       s.cluster.storage.in_client_nodes ? LinkRole::kStorageNic : LinkRole::kClientNic;
   for (auto& l : topology->links) {
     if (l.role == first_hop) l.latency_s += s.storage.protocol.message_latency_us * 1e-6;
-    if (l.role == LinkRole::kDrive && !std::getenv("GRANARY_NO_DRIVE_MODEL")) l.latency_s = 0;
+    if (l.role == LinkRole::kDrive) l.latency_s = 0;
   }
 
   // The analytic bounds over the full cluster: the data path at the protocol's efficiency and
@@ -1414,7 +1414,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   static char arg0[] = "granary";
   static char* argv[] = {arg0, nullptr};
   sg4::Engine engine(&argc, argv);
-  configure_engine(engine);
+  configure_engine(engine, simgrid_config);
   PlatformOptions po;
   po.network_efficiency = s.storage.protocol.efficiency;
   po.storage_cores = s.cluster.storage.cpu_cores;
@@ -1439,7 +1439,7 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   // queue depth as the full cluster's drive does (drive_model.h).
   const DriveTiming drive_timing =
       DriveTiming::from_profile(s.cluster.storage.drive).sliced(k > 1 ? share : 1.0);
-  if (!std::getenv("GRANARY_NO_DRIVE_MODEL")) env.set_drive_timing(drive_timing);
+  env.set_drive_timing(drive_timing);
 
   // ---- storage
   World world;
@@ -2338,6 +2338,18 @@ Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& 
   if (beside_checkpoint != nullptr) {
     report["checkpoint"] = async_checkpoint_json(*beside_checkpoint, async_ck, k);
   }
+  return report;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_scenario(const Scenario& scenario, const RunOptions& options) {
+  // What the environment changes in a run is recorded in its report (docs/report-format.md).
+  auto simgrid_config = simgrid_config_from_env();
+  if (!simgrid_config.ok()) return simgrid_config.status();
+  auto report = simulate(scenario, options, *simgrid_config);
+  if (!report.ok()) return report;
+  (*report)["run"] = {{"simgrid_config", *simgrid_config}};
   return report;
 }
 

@@ -73,6 +73,28 @@ TEST(BlockSim, HardDisksSaturateAtTheirRatedIops) {
   EXPECT_GT(s["drive_queue_wait_us_mean"].get<double>(), 50000);
 }
 
+TEST(BlockSim, DriveQueueDepthCapsFlashIops) {
+  // The SATA SSD's 95,000 read IOPS at 120 us need round(95,000 x 120 us) = 11 commands at once
+  // (Little's law); a drive that holds only 2 (`queue_depth` 2) serves 2 / 11 of them:
+  // 4 drives x 17,273 = 69,091 reads/s, under the storage CPUs' 256,000. The volumes keep 128
+  // I/Os in flight, so the drives are the bottleneck.
+  const nlohmann::json w = {{"type", "block"},      {"volume", {{"size_gib", 16}}},
+                            {"block_size_kib", 4},  {"queue_depth", 64},
+                            {"read_fraction", 1.0}, {"duration_s", 0.2},
+                            {"ramp_s", 0.02}};
+  nlohmann::json scenario = block_cluster(2, 1, 4, "micron-5400pro-7.68tb", w);
+  scenario["cluster"]["storage"]["drive"]["queue_depth"] = 2;
+  const BlockRun r = run(scenario);
+  ASSERT_FALSE(r.report.is_discarded());
+  const double bound = 4 * 2 * 95000.0 / 11;
+  EXPECT_EQ(r.report["bounds"]["iops_bottleneck"], "drive IOPS");
+  EXPECT_NEAR(r.report["bounds"]["iops"].get<double>(), bound, 1);
+  EXPECT_EQ(r.report["bounds"]["drive_units"].get<int>(), 2);
+  const double iops = r.report["summary"]["read_iops"].get<double>();
+  EXPECT_LE(iops, bound * 1.001) << r.report["summary"].dump();
+  EXPECT_GE(iops, bound * 0.9) << r.report["summary"].dump();
+}
+
 TEST(BlockSim, QueueDepthOneFollowsLittlesLaw) {
   // One I/O at a time per volume: IOPS = volumes / latency, and the latency is the sum of the
   // path's parts (client CPU 20 us, OSD CPU 250 us, drive 80 us, messages and NICs).

@@ -191,6 +191,40 @@ TEST(FailureKinds, ADriveReplacedBeforeTheMonitorNoticedIsRefilledToo) {
 // in 20 s expected) beside an explicit crash. Seed 1 draws two drive failures, each replaced
 // 20 s later; with 3 replicas a loss needs three drives down at once, so nothing is lost.
 // The same seed gives the same report; --seed draws others.
+// storage.rados.recovery.drive_afr feeds the durability estimate from the measured recovery
+// (report recovery.durability) and nothing else: the same run at 1% and 5% detects and
+// recovers alike, and with 3 replicas the chance of a loss grows about as the cube of the AFR.
+TEST(FailureKinds, DriveAfrFeedsTheDurabilityEstimate) {
+  nlohmann::json s =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/ci/osd-failure-read-storm.json"));
+  s.erase("expect");
+  const auto base = run_json(s);
+  s["storage"]["rados"]["recovery"]["drive_afr"] = 0.05;
+  const auto afr5 = run_json(s);
+  ASSERT_FALSE(base.is_discarded());
+  ASSERT_FALSE(afr5.is_discarded());
+  const auto& a = base["recovery"]["durability"];
+  const auto& b = afr5["recovery"]["durability"];
+  ASSERT_TRUE(a.is_object()) << base["recovery"].dump();
+  ASSERT_TRUE(b.is_object()) << afr5["recovery"].dump();
+  EXPECT_EQ(a["drive_afr"].get<double>(), 0.01);
+  EXPECT_EQ(b["drive_afr"].get<double>(), 0.05);
+  EXPECT_EQ(a["detect_hours"], b["detect_hours"]);
+  EXPECT_EQ(a["recovery_hours"], b["recovery_hours"]);
+  const double ratio =
+      b["annual_loss_probability"].get<double>() / a["annual_loss_probability"].get<double>();
+  EXPECT_GT(ratio, 50) << a.dump() << " " << b.dump();
+  EXPECT_LT(ratio, 200) << a.dump() << " " << b.dump();
+  EXPECT_LT(b["nines"].get<double>(), a["nines"].get<double>());
+  // The rest of the report is the same run (its source file aside: each run writes its own).
+  nlohmann::json x = base, y = afr5;
+  for (nlohmann::json* r : {&x, &y}) {
+    (*r)["recovery"].erase("durability");
+    (*r)["scenario"].erase("source");
+  }
+  EXPECT_EQ(x, y);
+}
+
 TEST(FailureKinds, RandomDriveFailuresFromTheAfrAreDrawnFromTheSeed) {
   nlohmann::json s = read_storm(nlohmann::json::parse(R"([
       {"at_s": 2, "kind": "osd_crash", "osd": 0},

@@ -42,6 +42,32 @@ TEST(RunCli, SameSeedGivesAByteIdenticalReport) {
   EXPECT_NE(a.out.find("accelerator util."), std::string::npos);  // the readable summary
 }
 
+// GRANARY_SIMGRID_CFG adds SimGrid settings for experiments; the report records them, so two
+// reports with different settings differ. A malformed item is refused with a message naming the
+// variable (SimGrid itself would abort the process).
+TEST(RunCli, SimGridSettingsFromTheEnvironmentAreInTheReport) {
+  const std::string scenario = kScenarios + "/mlperf-cosmoflow-a100-nfs.json";
+  const std::string dir = testing::make_temp_dir();
+  auto plain = testing::run_command("env -u GRANARY_SIMGRID_CFG " + kGranary + " run " + scenario +
+                                    " --quiet --out " + dir + "/plain.json");
+  auto full =
+      testing::run_command("GRANARY_SIMGRID_CFG=' network/optim:Full  cpu/optim:Full' " + kGranary +
+                           " run " + scenario + " --quiet --out " + dir + "/full.json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const auto a = nlohmann::json::parse(testing::read_file(dir + "/plain.json"), nullptr, false);
+  const auto b = nlohmann::json::parse(testing::read_file(dir + "/full.json"), nullptr, false);
+  EXPECT_EQ(a["run"]["simgrid_config"], nlohmann::json::array());
+  EXPECT_EQ(b["run"]["simgrid_config"], (nlohmann::json{"network/optim:Full", "cpu/optim:Full"}));
+  auto bad = testing::run_command("GRANARY_SIMGRID_CFG='network/optim' " + kGranary + " run " +
+                                  scenario + " --quiet --out " + dir + "/bad.json");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("GRANARY_SIMGRID_CFG: expected SimGrid settings 'name:value' separated "
+                         "by spaces, found 'network/optim'"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(RunCli, BadScenarioExitsTwoWithOneLine) {
   const std::string dir = testing::make_temp_dir();
   {

@@ -95,6 +95,54 @@ TEST(ValidateCli, BadInputExitsTwoWithOneLine) {
   EXPECT_EQ(std::count(none.err.begin(), none.err.end(), '\n'), 1) << none.err;
 }
 
+// Issue 11: training_read shapes that `granary validate` passed and `granary run` refused. For
+// each, validate and run now give the same one-line error and status 2 (each from the shipped
+// cosmoflow scenario: 2 nodes x 8 accelerators, batch 1, 1 sample per file).
+TEST(ValidateCli, ValidateAndRunAgreeOnTrainingReadShapes) {
+  const std::string tmp = testing::make_temp_dir();
+  const nlohmann::json shipped =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/mlperf-cosmoflow-a100-nfs.json"));
+  auto write = [&](const std::string& name, const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = shipped;
+    change(j);
+    std::ofstream(tmp + "/" + name) << j.dump(2);
+    return tmp + "/" + name;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      // Fewer files than one batch for each accelerator: an epoch of no steps.
+      {write("few-files.json", [](auto& j) { j["workloads"][0]["files"] = 15; }),
+       "workloads[0].files: expected at least 16 (one batch of 1 samples, 1 file(s) of 1, for "
+       "each of the 16 accelerators), found 15"},
+      {write("big-batch.json",
+             [](auto& j) {
+               j["workloads"][0]["batch_size"] = 1002;
+               j["workloads"][0]["samples_per_file"] = 2;
+             }),
+       "workloads[0].files: expected at least 8016 (one batch of 1002 samples, 501 file(s) of 2, "
+       "for each of the 16 accelerators), found 8000"},
+      // A second training read: format 1 runs one.
+      {write("two-reads.json",
+             [](auto& j) {
+               nlohmann::json second = j["workloads"][0];
+               second["name"] = "second";
+               j["workloads"].push_back(second);
+             }),
+       "workloads[1].type: format 1 runs one workload, or a training_read or checkpoint workload "
+       "followed by at most one block or boot_storm workload beside it and, after a "
+       "training_read, at most one checkpoint; found a training_read workload here, after a "
+       "training_read workload"},
+  };
+  for (const auto& [path, message] : cases) {
+    const std::string line = "granary: " + path + ": " + message + "\n";
+    auto v = granary("validate " + path);
+    EXPECT_EQ(v.exit_code, 2) << path;
+    EXPECT_EQ(v.err, line);
+    auto r = granary("run " + path + " --quiet --out " + tmp + "/r.json");
+    EXPECT_EQ(r.exit_code, 2) << path;
+    EXPECT_EQ(r.err, line);
+  }
+}
+
 // Issue 9: inputs Granary cannot simulate get one line and status 2 from validate, before
 // anything is built (each from a shipped scenario with one value changed).
 TEST(ValidateCli, GuardsRefuseWhatCannotBeSimulatedInOneLine) {

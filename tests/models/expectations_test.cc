@@ -132,7 +132,7 @@ json minimal_scenario() {
                   "nic": {"profile": "connectx7-400g"}}
     },
     "storage": {"design": "rados"},
-    "workloads": [{"mlperf": "unet3d"}]
+    "workloads": [{"mlperf": "unet3d", "files": 224}]
   })");
 }
 

@@ -171,16 +171,20 @@ TEST(ScenarioGuard, CrossKeyProductsDoNotOverflow) {
 // Found by the fuzzer's runs: a denormal recovery rate made a chunk's duration infinite (SimGrid
 // aborted), and a 4096 MiB stripe passed the parser and failed in the layout without a file name.
 TEST(ScenarioGuard, RatesAreZeroOrUsableAndStripesFitLustre) {
-  EXPECT_EQ(error_with([](json& j) {
-              j["storage"]["rados"]["recovery"] = {
-                  {"recovery_mib_per_s_per_osd", 4.9406564584124654e-324}};
-            }),
+  // (A recovery rate needs a failure to act on: the CI scenario of an OSD failure.)
+  EXPECT_EQ(error_with(
+                [](json& j) {
+                  j["storage"]["rados"]["recovery"]["recovery_mib_per_s_per_osd"] =
+                      4.9406564584124654e-324;
+                },
+                "ci/osd-failure-read-storm.json"),
             "s.json: storage.rados.recovery.recovery_mib_per_s_per_osd: expected 0 (no limit) or a "
             "number >= 0.001 and <= 10000000, found 5e-324");
-  EXPECT_EQ(error_with([](json& j) {
-              j["storage"]["rados"]["recovery"] = {{"recovery_mib_per_s_per_osd", 0}};
-            }),
-            "(no error)");
+  EXPECT_EQ(
+      error_with(
+          [](json& j) { j["storage"]["rados"]["recovery"]["recovery_mib_per_s_per_osd"] = 0; },
+          "ci/osd-failure-read-storm.json"),
+      "(no error)");
   EXPECT_NE(error_with([](json& j) { j["storage"]["pfs"]["stripe_size_mib"] = 4096; },
                        "mlperf-resnet50-h100-pfs.json")
                 .find("storage.pfs.stripe_size_mib: expected "),

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 const std::string kFlagshipMap =
     std::string(GRANARY_SOURCE_DIR) + "/scenarios/crush/gpu-storage-16x24.txt";
 
-// The smallest valid scenario: everything else defaults.
+// The smallest valid scenario: everything else defaults (but the files: unet3d's 168 are less
+// than a batch of 7 for each of the 32 accelerators).
 json minimal() {
   return json::parse(R"({
     "granary": 1,
@@ -31,7 +32,7 @@ json minimal() {
                   "nic": {"profile": "connectx7-400g"}}
     },
     "storage": {"design": "rados"},
-    "workloads": [{"mlperf": "unet3d"}]
+    "workloads": [{"mlperf": "unet3d", "files": 224}]
   })");
 }
 
@@ -207,7 +208,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
     "cluster": {
       "clients": {"count": 128,
                   "accelerator": {"profile": "h100", "compute_s_per_step": {"llm": 2.5},
-                                  "host_memory_gib": 1, "price_usd": 30000},
+                                  "price_usd": 30000},
                   "accelerators_per_node": 4,
                   "nic": {"profile": "connectx6-200g", "count": 2, "gbps": 100, "ports": 2,
                           "latency_us": 0.9, "price_usd": 1500},
@@ -233,11 +234,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
                            kFlagshipMap + R"(", "crush_rule": 1}},
     "workloads": [
       {"name": "u", "type": "training_read", "mlperf": "unet3d", "batch_size": 14,
-       "sample_size_mib": {"mean": 100}, "epochs": 2},
-      {"name": "llm", "sample_size_mib": {"mean": 0.5, "stddev": 0.25}, "samples_per_file": 64,
-       "files": 100000, "batch_size": 32, "read_threads": 16, "prefetch_batches": 1,
-       "au_threshold": 0.95, "file_format": "parquet"},
-      {"name": "cosmo-fixed", "mlperf": "cosmoflow", "compute_s_per_step": 0.01}],
+       "sample_size_mib": {"mean": 100}, "epochs": 2, "files": 7168}],
     "simulation": {"fidelity": "slice", "representative_nodes": 4, "transfer_unit_mib": 32,
                    "max_simulated_s": 600, "steady_state_tolerance": 0.05}
   })";
@@ -252,7 +249,6 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_EQ(c.accelerator.name, "h100");
   EXPECT_DOUBLE_EQ(c.accelerator.compute_s_per_step.at("llm"), 2.5);
   EXPECT_DOUBLE_EQ(c.accelerator.compute_s_per_step.at("unet3d"), 0.323);  // kept
-  EXPECT_DOUBLE_EQ(c.accelerator.host_memory_gib, 1);
   EXPECT_DOUBLE_EQ(c.accelerator.price_usd, 30000);
   EXPECT_EQ(c.accelerators_per_node, 4);
   EXPECT_EQ(c.nic.profile.name, "connectx6-200g");  // overrides keep the profile's name
@@ -276,6 +272,10 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_DOUBLE_EQ(d.read_latency_us, 85);
   EXPECT_DOUBLE_EQ(d.write_latency_us, 25);
   EXPECT_EQ(d.queue_depth, 64);
+  // 900,000 IOPS at 85 us need 77 commands at once; the drive holds 64.
+  EXPECT_EQ(d.littles_law_units(), 77);
+  EXPECT_EQ(d.command_units(), 64);
+  EXPECT_NEAR(d.read_iops_limit(), 900e3 * 64 / 77, 1e-6);
   EXPECT_DOUBLE_EQ(d.price_usd, 1200);
   EXPECT_EQ(s.cluster.storage.drives_per_node, 24);
   EXPECT_EQ(s.cluster.storage.nic.count, 2);
@@ -312,18 +312,30 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_EQ(rados.crush_map_path, fs::path(kFlagshipMap).lexically_normal().string());
   EXPECT_EQ(rados.crush_rule, 1);
 
-  ASSERT_EQ(s.workloads.size(), 3u);
+  ASSERT_EQ(s.workloads.size(), 1u);
   const TrainingWorkload& u = s.workloads[0].training;
   EXPECT_EQ(s.workloads[0].name, "u");
   EXPECT_EQ(u.name, "unet3d");  // the preset names the model
   EXPECT_DOUBLE_EQ(u.sample_bytes_mean, 100.0 * (1 << 20));
   EXPECT_EQ(u.sample_bytes_stddev, 68341808);  // the preset's, not overridden
   EXPECT_EQ(u.batch_size, 14);
-  EXPECT_EQ(u.files, 168);
+  EXPECT_EQ(u.files, 7168);
   EXPECT_EQ(u.read_threads, 4);
   EXPECT_EQ(u.epochs, 2);
   EXPECT_DOUBLE_EQ(u.compute_s_per_step, 0.323);  // the H100's unet3d step
-  const TrainingWorkload& llm = s.workloads[1].training;
+
+  // Format 1 runs one training read: two more, each alone in the same cluster.
+  const json all = json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  auto alone = [&](const char* workload) {
+    json j = all;
+    j["workloads"] = json::array({json::parse(workload)});
+    return parse(j, "full.json");
+  };
+  auto llm_run = alone(R"({"name": "llm", "sample_size_mib": {"mean": 0.5, "stddev": 0.25},
+      "samples_per_file": 64, "files": 100000, "batch_size": 32, "read_threads": 16,
+      "prefetch_batches": 1, "au_threshold": 0.95, "file_format": "parquet"})");
+  ASSERT_TRUE(llm_run.ok()) << error_of(llm_run);
+  const TrainingWorkload& llm = llm_run->workloads[0].training;
   EXPECT_EQ(llm.name, "llm");
   EXPECT_DOUBLE_EQ(llm.sample_bytes_mean, 512.0 * 1024);
   EXPECT_DOUBLE_EQ(llm.sample_bytes_stddev, 256.0 * 1024);
@@ -336,8 +348,11 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   EXPECT_DOUBLE_EQ(llm.au_threshold, 0.95);
   EXPECT_EQ(llm.file_format, "parquet");
   EXPECT_DOUBLE_EQ(llm.compute_s_per_step, 2.5);  // from the accelerator override
-  EXPECT_DOUBLE_EQ(s.workloads[2].training.compute_s_per_step, 0.01);
-  EXPECT_DOUBLE_EQ(s.workloads[2].training.au_threshold, 0.70);
+  auto cosmo =
+      alone(R"({"name": "cosmo-fixed", "mlperf": "cosmoflow", "compute_s_per_step": 0.01})");
+  ASSERT_TRUE(cosmo.ok()) << error_of(cosmo);
+  EXPECT_DOUBLE_EQ(cosmo->workloads[0].training.compute_s_per_step, 0.01);
+  EXPECT_DOUBLE_EQ(cosmo->workloads[0].training.au_threshold, 0.70);
 
   EXPECT_EQ(s.simulation.fidelity, Fidelity::kSlice);
   EXPECT_EQ(s.simulation.representative_nodes, 4);
@@ -347,7 +362,7 @@ TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
 
   EXPECT_EQ(scenario_summary(s),
             "128 clients x 4 h100, 16 storage nodes x 24 samsung-pm9a3-7.68tb, rados EC 8+3 over "
-            "tcp, workloads: u, llm, cosmo-fixed");
+            "tcp, workloads: u");
 }
 
 // zero_copy true means no CPU per byte: it drops the profile's cpu_us_per_mib, and an explicit
@@ -400,11 +415,11 @@ TEST(ScenarioJson, UnitConversions) {
   EXPECT_EQ(r->storage.nfs.rsize_bytes, 256u * 1024);
   // Integral numbers written as floats are integers.
   j["cluster"]["clients"]["count"] = 64.0;
-  j["workloads"][0]["files"] = 1e3;
+  j["workloads"][0]["files"] = 4e3;
   r = parse(j);
   ASSERT_TRUE(r.ok()) << error_of(r);
   EXPECT_EQ(r->cluster.clients.count, 64);
-  EXPECT_EQ(r->workloads[0].training.files, 1000);
+  EXPECT_EQ(r->workloads[0].training.files, 4000);
 }
 
 // A scenario next to a CRUSH map, referring to it by a relative path.
@@ -728,6 +743,54 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
          j["simulation"] = {{"representative_nodes", 0}};
        },
        "simulation.representative_nodes: expected an integer in 1..1000000, found 0"},
+      // Keys without an effect are refused, saying why.
+      {[](json& j) {
+         j["cluster"]["clients"]["accelerator"] = {{"profile", "a100"}, {"host_memory_gib", 1}};
+       },
+       "cluster.clients.accelerator.host_memory_gib: not a scenario key: Granary models no host "
+       "memory per accelerator (the report compares the dataset with cluster.clients.memory_gib, "
+       "the nodes' memory)"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"stored_tib", 5}};
+       },
+       "storage.rados.stored_tib: applies only to a run with failures (it sizes what recovery "
+       "moves after one), and the scenario has no failures"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"recovery", {{"drive_afr", 0.02}}}};
+         j["failures"] = json::array();
+       },
+       "storage.rados.recovery.drive_afr: applies only to a run with failures (the durability "
+       "estimate from the measured recovery, report recovery.durability), and the scenario has "
+       "no failures"},
+      {[](json& j) {
+         j["storage"]["rados"] = {{"recovery", {{"heartbeat_grace_s", 4}}}};
+       },
+       "storage.rados.recovery.heartbeat_grace_s: applies only to a run with failures (failure "
+       "detection and recovery), and the scenario has no failures"},
+      // What `granary run` cannot run is refused here too.
+      {[](json& j) { j["workloads"][0]["files"] = 223; },
+       "workloads[0].files: expected at least 224 (one batch of 7 samples, 7 file(s) of 1, for "
+       "each of the 32 accelerators), found 223"},
+      {[](json& j) {
+         j["workloads"][0]["samples_per_file"] = 3;
+         j["workloads"][0]["files"] = 95;
+       },
+       "workloads[0].files: expected at least 96 (one batch of 7 samples, 3 file(s) of 3, for "
+       "each of the 32 accelerators), found 95"},
+      {[](json& j) {
+         j["workloads"].push_back({{"name", "second"}, {"mlperf", "unet3d"}, {"files", 224}});
+       },
+       "workloads[1].type: format 1 runs one workload, or a training_read or checkpoint workload "
+       "followed by at most one block or boot_storm workload beside it and, after a "
+       "training_read, at most one checkpoint; found a training_read workload here, after a "
+       "training_read workload"},
+      {[](json& j) {
+         j["workloads"] = json::parse(R"([{"type": "block"}, {"mlperf": "unet3d", "files": 224}])");
+       },
+       "workloads[1].type: format 1 runs one workload, or a training_read or checkpoint workload "
+       "followed by at most one block or boot_storm workload beside it and, after a "
+       "training_read, at most one checkpoint; found a training_read workload here, after a "
+       "block workload"},
       {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
        "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, drive, nic, "
        "cpu_cores, server_gbytes_per_s)"},
@@ -943,7 +1006,7 @@ TEST(ScenarioJsonCheckpoint, StartTimeOnlyBesideATrainingRead) {
   EXPECT_EQ(error_of(r),
             "s.json: workloads[0].start_s: applies to a checkpoint beside a training_read "
             "workload, not to a checkpoint run of its own");
-  j["workloads"] = json::parse(R"([{"mlperf": "unet3d", "files": 100},
+  j["workloads"] = json::parse(R"([{"mlperf": "unet3d", "files": 224},
       {"type": "checkpoint", "mlperf": "llama3-8b", "start_s": 2, "read_back": false}])");
   r = parse(j);
   ASSERT_TRUE(r.ok()) << error_of(r);
@@ -1001,7 +1064,8 @@ TEST(ScenarioJsonBlock, BadBlockWorkloadsGiveClearErrors) {
 TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   json j = minimal();
   j["storage"]["rados"] = json::parse(R"({"recovery": {"heartbeat_grace_s": 4,
-      "down_out_interval_s": 5, "max_backfills": 2, "recovery_mib_per_s_per_osd": 100}})");
+      "down_out_interval_s": 5, "max_backfills": 2, "recovery_mib_per_s_per_osd": 100,
+      "drive_afr": 0.02}, "stored_tib": 2})");
   j["failures"] = json::parse(R"([
       {"at_s": 5, "kind": "osd_crash", "osd": 3},
       {"at_s": 6, "kind": "partition", "hosts": [1, 2]},
@@ -1020,6 +1084,9 @@ TEST(ScenarioJsonFailures, TimelineAndRecoveryKeysResolve) {
   EXPECT_DOUBLE_EQ(rc.down_out_interval_s, 5);
   EXPECT_EQ(rc.max_backfills, 2);
   EXPECT_DOUBLE_EQ(rc.recovery_bytes_per_s_per_osd, 100.0 * 1024 * 1024);
+  // Documented in docs/scenario-format.md, and accepted beside failures.
+  EXPECT_DOUBLE_EQ(rc.drive_afr, 0.02);
+  EXPECT_DOUBLE_EQ(r->storage.rados.stored_bytes, 2.0 * 1099511627776.0);
 }
 
 TEST(ScenarioJsonFailures, OpQueueKeysResolve) {
@@ -1028,6 +1095,8 @@ TEST(ScenarioJsonFailures, OpQueueKeysResolve) {
       "mclock_profile": "balanced", "mclock_allocations": "quincy-17.0.0-dev", "op_shards": 4,
       "op_threads_per_shard": 3, "mclock_max_capacity_iops": 340,
       "mclock_max_sequential_bandwidth_mib_per_s": 200, "recovery_max_single_start": 2}})");
+  // (recovery_max_single_start acts on recovery only: it needs a failure.)
+  j["failures"] = json::parse(R"([{"at_s": 5, "kind": "osd_crash", "osd": 3}])");
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << error_of(r);
   const RecoverySpec& rc = r->storage.rados.recovery;

@@ -28,6 +28,16 @@ models::Scenario parse(const json& j) {
   return s.ok() ? *s : models::Scenario{};
 }
 
+// The CI read storm of an OSD failure without its failure, nor the recovery settings that act
+// only on one (the scenario format refuses them without a failure).
+json read_storm_without_failures() {
+  json j = shipped("ci/osd-failure-read-storm.json");
+  j.erase("failures");
+  j.erase("expect");
+  j["storage"]["rados"].erase("recovery");
+  return j;
+}
+
 CostLimits defaults() {
   CostLimits l;
   l.max_memory_bytes = 16.0 * (1ull << 30);
@@ -36,9 +46,7 @@ CostLimits defaults() {
 }
 
 TEST(CostEstimate, WholeEpochWorkGrowsWithTheDataset) {
-  json j = shipped("ci/osd-failure-read-storm.json");
-  j.erase("failures");
-  j.erase("expect");
+  json j = read_storm_without_failures();
   j["simulation"] = {{"stop_at_steady_state", false}};
   j["workloads"][0]["epochs"] = 1;
   const CostEstimate a = estimate_cost(parse(j));
@@ -52,9 +60,7 @@ TEST(CostEstimate, WholeEpochWorkGrowsWithTheDataset) {
 }
 
 TEST(CostEstimate, SteadyStateStopBoundsTheWork) {
-  json j = shipped("ci/osd-failure-read-storm.json");
-  j.erase("failures");
-  j.erase("expect");
+  json j = read_storm_without_failures();
   const CostEstimate a = estimate_cost(parse(j));
   j["workloads"][0]["files"] = 4000000;
   const CostEstimate b = estimate_cost(parse(j));
@@ -134,9 +140,7 @@ TEST(CostEstimate, FailureLateInTheRunCostsItsHeartbeats) {
 }
 
 TEST(CostEstimate, RefusesMemoryPastTheLimit) {
-  json j = shipped("ci/osd-failure-read-storm.json");
-  j.erase("failures");
-  j.erase("expect");
+  json j = read_storm_without_failures();
   j["workloads"][0]["files"] = 100000000;  // 10^8 files held in memory
   const models::Scenario s = parse(j);
   const CostEstimate e = estimate_cost(s);
@@ -151,9 +155,7 @@ TEST(CostEstimate, RefusesMemoryPastTheLimit) {
 // Issue 9: 10^12 files with 10^6 epochs (documented as valid) aborted in SimGrid; with small
 // samples it is in range, and the estimate refuses it on the dataset it would hold.
 TEST(CostEstimate, RefusesATrillionFilesOnMemory) {
-  json j = shipped("ci/osd-failure-read-storm.json");
-  j.erase("failures");
-  j.erase("expect");
+  json j = read_storm_without_failures();
   j["workloads"][0] = {{"name", "tiny"},
                        {"mlperf", "unet3d"},
                        {"files", 1000000000000},
@@ -170,9 +172,7 @@ TEST(CostEstimate, RefusesATrillionFilesOnMemory) {
 // Issue 9: many samples per file ran for hours: the steady state shows only after the loaders'
 // first files, samples_per_file / batch_size steps each, and drawing the sizes costs too.
 TEST(CostEstimate, CountsTheFirstFilesAndDrawingTheDataset) {
-  json j = shipped("ci/osd-failure-read-storm.json");
-  j.erase("failures");
-  j.erase("expect");
+  json j = read_storm_without_failures();
   j["workloads"][0]["files"] = 40;
   j["workloads"][0]["samples_per_file"] = 10000;
   j["workloads"][0]["sample_size_mib"] = {{"mean", 0.0001}};

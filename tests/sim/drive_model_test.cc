@@ -105,6 +105,36 @@ TEST(DriveQueue, SlowdownStretchesHoldAndLatency) {
   EXPECT_NEAR(closed_loop_iops(q, 256, 100000, false), 1e6 / 3, 1e6 / 3 * 0.01);
 }
 
+// queue_depth caps the units: a drive that holds 16 commands at once serves at most 16 reads
+// per 80 us (Little's law), a fifth of its rated 1,000,000 IOPS; the holds stay c / R.
+TEST(DriveTiming, QueueDepthCapsTheUnits) {
+  models::DriveProfile d = nvme();
+  d.queue_depth = 16;
+  const DriveTiming t = DriveTiming::from_profile(d);
+  EXPECT_EQ(t.units, 16);
+  EXPECT_NEAR(t.read_hold_s, 80e-6, 1e-12);
+  EXPECT_NEAR(t.write_hold_s, 400e-6, 1e-12);
+  EXPECT_NEAR(d.read_iops_limit(), 200e3, 1e-6);
+  EXPECT_NEAR(d.write_iops_limit(), 40e3, 1e-6);
+  DriveQueue q(t);
+  EXPECT_NEAR(closed_loop_iops(q, 256, 100000, false), 200e3, 200e3 * 0.01);
+  // One command at a time still sees the latency.
+  DriveQueue one(t);
+  EXPECT_NEAR(one.admit(0, false, 4096), 80e-6, 1e-12);
+}
+
+// A queue_depth at or above Little's law's units (the catalog's drives) changes nothing.
+TEST(DriveTiming, QueueDepthAboveTheUnitsChangesNothing) {
+  models::DriveProfile d = nvme();
+  for (const int depth : {80, 128, 65535}) {
+    d.queue_depth = depth;
+    const DriveTiming t = DriveTiming::from_profile(d);
+    EXPECT_EQ(t.units, 80) << depth;
+    EXPECT_DOUBLE_EQ(d.read_iops_limit(), 1e6) << depth;
+    EXPECT_DOUBLE_EQ(d.write_iops_limit(), 200e3) << depth;
+  }
+}
+
 TEST(DriveTiming, CatalogDrivesHaveUnits) {
   for (const auto& name : models::drive_profile_names()) {
     const auto d = models::drive_profile(name);
@@ -112,6 +142,8 @@ TEST(DriveTiming, CatalogDrivesHaveUnits) {
     const DriveTiming t = DriveTiming::from_profile(*d);
     EXPECT_GE(t.units, 1) << name;
     EXPECT_NEAR(t.units / t.read_hold_s, d->read_kiops * 1e3, 1e-6 * d->read_kiops * 1e3) << name;
+    // The catalog's queue depths hold the units its IOPS and latencies need.
+    EXPECT_DOUBLE_EQ(d->read_iops_limit(), d->read_kiops * 1e3) << name;
   }
 }
 
@@ -206,8 +238,9 @@ TEST(DriveQueue, HardDiskAnswersAfterPositioningAndHoldsTheHeadForTheTransfer) {
   // A slowed drive positions and transfers `factor` times slower.
   q.set_slowdown(2);
   EXPECT_NEAR(q.admit(20, false, mib), 20 + 2 * pos1, 1e-9);
-  EXPECT_NEAR(q.admit(20, false, mib), 20 + 2 * pos1 + 2 * mib / 0.25e9 +
-                                           2 * DriveTiming::from_profile(hdd()).head.positioning_s(2, false),
+  EXPECT_NEAR(q.admit(20, false, mib),
+              20 + 2 * pos1 + 2 * mib / 0.25e9 +
+                  2 * DriveTiming::from_profile(hdd()).head.positioning_s(2, false),
               1e-9);
 }
 
