@@ -338,8 +338,10 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     if (!extents.ok()) return fail(ReplyError::kOutOfRange, extents.status().message());
     count_read(request.length);
     if (extents->size() == 1 && have == request.length) {
-      env_.send_from_device(device_, extents->front().offset_bytes, request.length,
-                            request.reply_to, Message{std::move(reply), {}});
+      const Status sent =
+          env_.send_from_device(device_, extents->front().offset_bytes, request.length,
+                                request.reply_to, Message{reply, {}});
+      if (!sent.ok()) return fail(ReplyError::kNone, sent.to_string());
       return;
     }
     auto data = read_local(*extents);
