@@ -27,6 +27,15 @@ void PrintTo(const EnvUnderTest& under_test, std::ostream* out) {
   *out << under_test.name;
 }
 
+void EnvConformance::SetUp() {
+  static int tests_in_this_process = 0;
+  if (GetParam().make()->traits().one_world_per_process && tests_in_this_process++ > 0) {
+    GTEST_FAIL() << GetParam().name
+                 << " allows one world per process: run the EnvConformance tests one per "
+                    "process (ctest does; or one --gtest_filter at a time)";
+  }
+}
+
 namespace {
 
 using Bytes = std::vector<std::byte>;

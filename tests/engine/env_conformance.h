@@ -90,7 +90,12 @@ struct EnvUnderTest {
   std::unique_ptr<EnvHarness> (*make)();
 };
 
-class EnvConformance : public ::testing::TestWithParam<EnvUnderTest> {};
+class EnvConformance : public ::testing::TestWithParam<EnvUnderTest> {
+ protected:
+  // Fails a second test of a one-world-per-process Env in the same process with a message
+  // that says how to run the suite, instead of letting SimGrid abort.
+  void SetUp() override;
+};
 
 // For INSTANTIATE_TEST_SUITE_P: the test name suffix is the Env's name.
 std::string env_under_test_name(const ::testing::TestParamInfo<EnvUnderTest>& info);
