@@ -223,13 +223,12 @@ Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length
     c.started = true;
     c.pending = sg4::Semaphore::create(0);
     const DeviceId id = device.id();
-    sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id),
-                                         static_cast<SimDevice&>(device).drive_host(),
+    sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id), sim_device.drive_host(),
                                          [this, id] { courier_loop(id); });
     a->daemonize();
   }
   const uint64_t bytes = message.wire_bytes();
-  const double ready = static_cast<SimDevice&>(device).admit_read(length);
+  const double ready = sim_device.admit_read(length);
   c.jobs.push_back(
       {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes, ready});
   c.pending->release();
