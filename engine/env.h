@@ -14,6 +14,14 @@
 // Thread-safety: in simulation tasks never run concurrently. In real mode an Env and its
 // endpoints, devices and synchronisation objects are safe to use from any task; plain data
 // shared between tasks must be guarded with Env mutexes.
+//
+// Conformance. What this header promises (the comments on each call below) is checked for
+// every Env by one suite written once against a harness,
+// tests/engine/env_conformance.{h,cc}, and instantiated per Env: MemoryEnv in engine_tests,
+// SimEnv in sim_tests (one simulation per process, so ctest runs each test alone), the
+// real-mode Env when it exists. What an Env does beyond the contract (MemoryEnv's NIC FIFO,
+// SimEnv's max-min sharing) is its own business and is tested beside it; a service may rely
+// only on the contract. docs/ARCHITECTURE.md, decision 81.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +44,12 @@ using HostId = int32_t;
 // Devices (drives) likewise.
 using DeviceId = int32_t;
 
+// Messages of at most this many bytes on the wire (Message::wire_bytes()) are "small": requests,
+// acknowledgements, metadata. An Env may charge them only the latency of their route (the
+// simulator does: their bytes are noise next to the data flows), and their order is kept (see
+// Env::send).
+inline constexpr uint64_t kSmallMessageBytes = 64 * 1024;
+
 // A named mailbox located on a host. Anyone may send to it; the tasks of its host receive
 // from it.
 class Endpoint {
@@ -44,9 +58,12 @@ class Endpoint {
   virtual const std::string& name() const = 0;
   virtual HostId host() const = 0;
 
-  // Receives the next message, blocking. An error when the endpoint's host went down.
+  // Receives the next message, blocking until one has arrived. An error when the endpoint's
+  // host went down.
   virtual Result<Message> recv() = 0;
-  // As recv(), but gives up after `timeout_s` seconds (kNotFound: nothing arrived).
+  // As recv(), but gives up after `timeout_s` seconds: kNotFound when nothing arrived, and the
+  // clock has then advanced by `timeout_s`. A message that arrives in time is returned when it
+  // arrives.
   virtual Result<Message> recv(double timeout_s) = 0;
 };
 
@@ -69,12 +86,17 @@ class Device {
   virtual DeviceId id() const = 0;
   virtual HostId host() const = 0;
   virtual uint64_t capacity_bytes() const = 0;
+  // Ranges: an operation on a range that does not fit the device (offset + length beyond
+  // capacity_bytes(), or overflowing) fails with InvalidArgument, takes no time and changes
+  // nothing. [capacity_bytes(), +0) fits.
+  //
   // Reads `length` bytes at `offset`, blocking until done. In simulation the payload has only
   // a size; where the device keeps data (real mode, MemoryEnv after a write with bytes) it
   // carries the bytes, ranges never written reading as zeros.
   virtual Result<Payload> read(uint64_t offset, uint64_t length) = 0;
   // Writes `data` at `offset`, blocking until the device has it (not durably; see flush). A
   // payload without bytes is a size-only write: it costs time and leaves the contents alone.
+  // A payload whose bytes are not `size_bytes` long is refused (InvalidArgument).
   virtual Status write(uint64_t offset, const Payload& data) = 0;
   // Blocks until every write completed before the call is durable (the contract above).
   virtual Status flush() = 0;
@@ -84,12 +106,17 @@ class Device {
 class Semaphore {
  public:
   virtual ~Semaphore() = default;
+  // Takes a permit, blocking while none is free.
   virtual void acquire() = 0;
+  // Returns a permit. Permits are handed over in FIFO order: when tasks are waiting, the one
+  // that has waited longest gets it, before any task that calls acquire() later (no barging).
   virtual void release() = 0;
 };
 
 struct TaskOptions {
-  // A daemon task does not keep the world alive: the run ends when only daemons remain.
+  // A daemon task does not keep the world alive: the run ends when only daemons remain (at
+  // once, for a world of daemons alone), and they are terminated then. A non-daemon task keeps
+  // it alive until it returns, whoever spawned it and when.
   bool daemon = false;
 };
 
@@ -99,10 +126,13 @@ class Env {
 
   // Seconds since the start of the world.
   virtual double now_s() const = 0;
-  // Blocks the calling task for `seconds`.
+  // Blocks the calling task for `seconds`: now_s() has advanced by exactly that much (nothing
+  // for seconds <= 0).
   virtual void sleep_s(double seconds) = 0;
   // Uses `core_seconds` of CPU time on the calling task's host, sharing the host's cores with
-  // its other tasks (a storage server's request processing, a client's copy loop).
+  // its other tasks (a storage server's request processing, a client's copy loop): processor
+  // sharing, with n computations on a host of c cores each progressing at min(1, c / n)
+  // core-seconds per second.
   virtual void compute_s(double core_seconds) = 0;
 
   // Starts `task` on `host`.
@@ -115,17 +145,27 @@ class Env {
   // Sends `message` to the endpoint called `to` and returns at once; the transfer of
   // message.wire_bytes() proceeds in the background and the receiver gets the message when it
   // has arrived. `from` is the sending host (the data leaves from there).
+  //  - A message sent to a name nobody has asked for yet waits until endpoint() creates it.
+  //  - Order: small messages (kSmallMessageBytes) sent by one task to one endpoint arrive in
+  //    the order they were sent. Larger ones are data flows that share the network; they may
+  //    overtake each other and small ones (as over several connections of a real fabric), so
+  //    services match replies to requests by id, not by order.
+  //  - Time: a message larger than kSmallMessageBytes takes at least wire_bytes() divided by
+  //    the sending host's NIC bandwidth, and messages leaving one NIC share it.
   virtual void send(HostId from, std::string_view to, Message message) = 0;
-  // Sends `message` with a payload read from `device` (offset, length) straight to `to`: the
-  // read and the transfer are pipelined (a zero-copy or RDMA read), which is how a storage
-  // server streams a large extent. Returns at once.
-  virtual void send_from_device(Device& device, uint64_t offset, uint64_t length,
-                                std::string_view to, Message message) = 0;
+  // Sends `message` with a payload of `length` bytes read from `device` at `offset` straight
+  // to `to`: the read and the transfer are pipelined (a zero-copy or RDMA read), which is how
+  // a storage server streams a large extent. Returns at once: OK when the transfer is under
+  // way; InvalidArgument, and nothing is sent, when the range does not fit the device. The
+  // payload carries the device's bytes where it keeps them (Device::read). Delivery as send.
+  virtual Status send_from_device(Device& device, uint64_t offset, uint64_t length,
+                                  std::string_view to, Message message) = 0;
 
   virtual Device& device(DeviceId id) = 0;
   virtual std::unique_ptr<Semaphore> make_semaphore(int initial) = 0;
 
-  // The world's random source (seeded once per run).
+  // The world's random source (seeded once per run). Determinism: the same seed, world and
+  // tasks give the same run (the same events at the same times in the same order).
   virtual Random& random() = 0;
 };
 

@@ -97,9 +97,7 @@ class SimEnv::SimDevice final : public Device {
   }
 
   Result<Payload> read(uint64_t offset, uint64_t length) override {
-    if (offset > capacity_ || length > capacity_ - offset) {
-      return Status::invalid_argument("read beyond the end of device " + std::to_string(id_));
-    }
+    if (Status s = check_range("read", offset, length); !s.ok()) return s;
     try {
       access(false, length);
       sg4::Comm::sendto(drive_host_, server_host_, length);
@@ -110,14 +108,27 @@ class SimEnv::SimDevice final : public Device {
   }
 
   Status write(uint64_t offset, const Payload& data) override {
-    if (offset > capacity_ || data.size_bytes > capacity_ - offset) {
-      return Status::invalid_argument("write beyond the end of device " + std::to_string(id_));
+    if (Status s = check_range("write", offset, data.size_bytes); !s.ok()) return s;
+    if (data.bytes && data.bytes->size() != data.size_bytes) {
+      return Status::invalid_argument("device " + std::to_string(id_) + ": a write of " +
+                                      std::to_string(data.size_bytes) + " bytes carries " +
+                                      std::to_string(data.bytes->size()) + " bytes of data");
     }
     try {
       access(true, data.size_bytes);
       sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
+    }
+    return Status();
+  }
+
+  Status check_range(const char* what, uint64_t offset, uint64_t length) const {
+    if (offset > capacity_ || length > capacity_ - offset) {
+      return Status::invalid_argument(std::string(what) + " on device " + std::to_string(id_) +
+                                      ": range [" + std::to_string(offset) + ", +" +
+                                      std::to_string(length) + ") is beyond its capacity of " +
+                                      std::to_string(capacity_) + " bytes");
     }
     return Status();
   }
@@ -202,25 +213,26 @@ void SimEnv::send(HostId, std::string_view to, Message message) {
   sg4::Mailbox::by_name(std::string(to))->put_init(m, bytes)->detach(delete_message);
 }
 
-void SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
-                              Message message) {
-  (void)offset;
+Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
+                                std::string_view to, Message message) {
+  auto& sim_device = static_cast<SimDevice&>(device);
+  if (Status s = sim_device.check_range("send", offset, length); !s.ok()) return s;
   message.payload = Payload::of_size(length);
   Courier& c = couriers_[device.id()];
   if (!c.started) {
     c.started = true;
     c.pending = sg4::Semaphore::create(0);
     const DeviceId id = device.id();
-    sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id),
-                                         static_cast<SimDevice&>(device).drive_host(),
+    sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id), sim_device.drive_host(),
                                          [this, id] { courier_loop(id); });
     a->daemonize();
   }
   const uint64_t bytes = message.wire_bytes();
-  const double ready = static_cast<SimDevice&>(device).admit_read(length);
+  const double ready = sim_device.admit_read(length);
   c.jobs.push_back(
       {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes, ready});
   c.pending->release();
+  return Status();
 }
 
 void SimEnv::courier_loop(DeviceId id) {

@@ -23,8 +23,9 @@ namespace granary::sim {
 
 class SimEnv final : public Env {
  public:
-  // Messages up to this size travel as latency-only transfers (see send()).
-  static constexpr uint64_t kLatencyOnlyBytes = 64 * 1024;
+  // Messages up to this size travel as latency-only transfers (see send()): Env's small
+  // messages.
+  static constexpr uint64_t kLatencyOnlyBytes = kSmallMessageBytes;
 
   // `platform` and `topology` must outlive the SimEnv. Devices are the topology's drives in
   // order (DeviceId = position in topology.drives); HostId = topology node index.
@@ -38,8 +39,8 @@ class SimEnv final : public Env {
              TaskOptions options = {}) override;
   Endpoint& endpoint(HostId host, std::string_view name) override;
   void send(HostId from, std::string_view to, Message message) override;
-  void send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
-                        Message message) override;
+  Status send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
+                          Message message) override;
   Device& device(DeviceId id) override;
   std::unique_ptr<Semaphore> make_semaphore(int initial) override;
   Random& random() override { return random_; }

@@ -107,8 +107,13 @@ void RecoveryService::serve_daemon(int32_t osd) {
       RecoveryReadReply reply;
       reply.op_id = read->op_id;
       reply.length = read->length;
-      env_.send_from_device(device, read->offset, read->length, read->reply_to,
-                            Message{std::move(reply), {}});
+      const Status sent = env_.send_from_device(device, read->offset, read->length, read->reply_to,
+                                                Message{reply, {}});
+      if (!sent.ok()) {  // a range the device does not have: say so instead of the data
+        reply.ok = false;
+        reply.error = name + ": " + sent.to_string();
+        env_.send(host, read->reply_to, Message{std::move(reply), {}});
+      }
     }
     // Other messages are not for a recovery daemon; they are dropped.
   }
@@ -229,8 +234,10 @@ Status RecoveryService::copy_chunk(size_t index, uint64_t offset, uint64_t lengt
   push.reply_to = reply.name();
   if (op.sources.size() == 1) {
     // A copy that exists: straight from the driver's drive to the target (zero copy).
-    env_.send_from_device(env_.device(device_of(driver)), device_offset(driver, offset, length),
-                          length, recovery_endpoint_name(op.target), Message{std::move(push), {}});
+    const Status sent = env_.send_from_device(
+        env_.device(device_of(driver)), device_offset(driver, offset, length), length,
+        recovery_endpoint_name(op.target), Message{std::move(push), {}});
+    if (!sent.ok()) return sent;
   } else {
     // An erasure rebuild: gather the chunk's piece from each source, then push the result.
     for (int32_t source : op.sources) {

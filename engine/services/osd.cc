@@ -381,9 +381,10 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     const bool whole = !shard_op || request.offset + request.length <= size;
     if (whole && request.length > 0) {
       if (auto e = backend_->streamable(request.object, request.offset, request.length)) {
+        const Status sent = env_.send_from_device(device_, e->offset_bytes, request.length,
+                                                  request.reply_to, Message{reply, {}});
+        if (!sent.ok()) return fail(ReplyError::kNone, sent.to_string());
         count_read(request.length);
-        env_.send_from_device(device_, e->offset_bytes, request.length, request.reply_to,
-                              Message{std::move(reply), {}});
         return;
       }
     }

@@ -624,12 +624,12 @@ void MemoryEnv::send(HostId from, std::string_view to, Message message) {
            [this, target, m = std::move(message)]() mutable { deliver(*target, std::move(m)); });
 }
 
-void MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
-                                 std::string_view to, Message message) {
+Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
+                                   std::string_view to, Message message) {
   GRANARY_CHECK(device.id() >= 0 && static_cast<size_t>(device.id()) < devices_.size());
   MemDevice& dev = *devices_[static_cast<size_t>(device.id())];
   GRANARY_CHECK(&dev == &device);  // a device of this world
-  GRANARY_CHECK(dev.check_range(offset, length).ok());
+  if (Status s = dev.check_range(offset, length); !s.ok()) return s;
   const auto [data_at, dev_done] = dev.reserve(length);
   message.payload = dev.contents(offset, length);
   const HostId host = dev.host();
@@ -642,6 +642,7 @@ void MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t lengt
   MemEndpoint* target = &ep;
   schedule(at,
            [this, target, m = std::move(message)]() mutable { deliver(*target, std::move(m)); });
+  return Status::ok_status();
 }
 
 Device& MemoryEnv::device(DeviceId id) {

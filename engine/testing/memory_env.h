@@ -46,6 +46,7 @@
 //    is free (nic_start = max(data_at, nic_free)), nic_done = nic_start + wire / nic_bw; the
 //    message arrives at max(dev_done, nic_done) + latency_s(host of dev), or at
 //    max(dev_done, nic_done) when `to` is on the device's host. The payload size is `len`.
+//    A range beyond the device's capacity is refused (InvalidArgument) and nothing is sent.
 //  - Endpoints: FIFO queues; a recv() blocks until a message is delivered; waiting receivers
 //    are served in the order they started waiting. A message sent to a name nobody has asked
 //    for yet is kept until endpoint() creates it.
@@ -139,8 +140,8 @@ class MemoryEnv final : public Env {
              TaskOptions options = {}) override;
   Endpoint& endpoint(HostId host, std::string_view name) override;
   void send(HostId from, std::string_view to, Message message) override;
-  void send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
-                        Message message) override;
+  Status send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
+                          Message message) override;
   Device& device(DeviceId id) override;
   std::unique_ptr<Semaphore> make_semaphore(int initial) override;
   Random& random() override { return random_; }

@@ -72,6 +72,41 @@ RecoveryStats run(const RecoveryPlan& plan, const RecoveryOptions& options, cons
   return service.stats();
 }
 
+// A RecoveryRead of a range the drive does not have is answered with an error that names the
+// range, not with data (Env::send_from_device refuses the range) and not with a crash.
+TEST(RecoveryService, AReadBeyondTheDriveIsAnsweredWithAnError) {
+  World w;
+  RecoveryService service(w.env, RecoveryOptions{});
+  service.start_daemon(0);
+  const uint64_t capacity = w.env.device(0).capacity_bytes();
+  std::vector<RecoveryReadReply> replies;
+  w.env.spawn(1, "asker", [&] {
+    Endpoint& inbox = w.env.endpoint(1, "asker");
+    for (const uint64_t offset : {capacity - 100, capacity - 10}) {
+      RecoveryRead read;
+      read.op_id = offset;
+      read.offset = offset;
+      read.length = 100;
+      read.reply_to = "asker";
+      w.env.send(1, recovery_endpoint_name(0), Message{read, {}});
+      Result<Message> m = inbox.recv(1.0);
+      ASSERT_TRUE(m.ok()) << m.status().to_string();
+      const auto* r = std::get_if<RecoveryReadReply>(&m->body);
+      ASSERT_NE(r, nullptr);
+      replies.push_back(*r);
+      if (r->ok) {
+        EXPECT_EQ(m->payload.size_bytes, 100u);
+      }
+    }
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_TRUE(replies[0].ok) << replies[0].error;  // the last 100 bytes: fine
+  EXPECT_FALSE(replies[1].ok);
+  EXPECT_NE(replies[1].error.find("beyond its capacity"), std::string::npos) << replies[1].error;
+  EXPECT_EQ(replies[1].op_id, capacity - 10);
+}
+
 // Known answer: N bytes through one OSD limited to B bytes/s take N / B (a token bucket of one
 // chunk: within one chunk's time plus the last chunk's I/O).
 TEST(RecoveryService, BandwidthLimitTakesNOverB) {
