@@ -46,7 +46,7 @@ class SimHarness final : public EnvHarness {
     static char arg0[] = "sim_tests";
     static char* argv[] = {arg0, nullptr};
     engine_ = std::make_unique<sg4::Engine>(&argc, argv);
-    sim::configure_engine(*engine_);
+    sim::configure_engine(*engine_, {});
 
     auto* zone = sg4::create_dijkstra_zone("world", true);
     platform_.hosts.clear();
