@@ -232,11 +232,31 @@ struct RecoveryReadReply {
   uint64_t length = 0;  // the payload
 };
 
+// ---- recovery reservations (engine/recovery/reserver.h; Ceph's AsyncReserver and
+// MBackfillReserve / MRecoveryReserve)
+
+// Asks a reserver for one of its slots (kRequest: answered with a ReserveGrant once granted,
+// highest priority first, then in arrival order) or gives one back (kRelease: no answer).
+// `holder` names the reservation (one per recovery op) so that a release matches it.
+enum class ReserveOp : uint8_t { kRequest, kRelease };
+struct ReserveRequest {
+  uint64_t request_id = 0;
+  ReserveOp op = ReserveOp::kRequest;
+  int32_t priority = 0;
+  std::string holder;
+  std::string reply_to;
+};
+
+struct ReserveGrant {
+  uint64_t request_id = 0;
+};
+
 using MessageBody =
     std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest, WriteReply,
                  CommitRequest, Shutdown, ScanRequest, ScanReply, RemoveRequest,
                  // cluster map and recovery
-                 Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply>;
+                 Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply,
+                 ReserveRequest, ReserveGrant>;
 
 struct Message {
   MessageBody body;

@@ -5,6 +5,8 @@
 #include <utility>
 #include <variant>
 
+#include "engine/recovery/reserver.h"
+
 namespace granary::recovery {
 
 std::string recovery_endpoint_name(int32_t osd) {
@@ -49,9 +51,7 @@ HostId RecoveryService::host_of(int32_t osd) {
 void RecoveryService::grow_per_osd(int32_t osd) {
   const auto n = static_cast<size_t>(osd) + 1;
   if (daemon_started_.size() < n) daemon_started_.resize(n, false);
-  while (local_slots_.size() < n) {
-    local_slots_.push_back(env_.make_semaphore(options_.max_backfills));
-    remote_slots_.push_back(env_.make_semaphore(options_.max_backfills));
+  while (active_slots_.size() < n) {
     active_slots_.push_back(env_.make_semaphore(options_.recovery_max_active));
   }
   if (read_budget_at_s_.size() < n) {
@@ -70,6 +70,13 @@ void RecoveryService::start_daemon(int32_t osd, TaskOptions task_options) {
     env_.spawn(
         host, recovery_endpoint_name(osd) + ".worker" + std::to_string(i),
         [this, osd] { serve_daemon(osd); }, task_options);
+  }
+  // The OSD's backfill reservers (reserver.h), osd_max_backfills slots each.
+  for (const std::string& name : {local_reserver_name(osd), remote_reserver_name(osd)}) {
+    env_.endpoint(host, name);
+    env_.spawn(
+        host, name, [this, host, name] { run_reserver(env_, host, name, options_.max_backfills); },
+        task_options);
   }
 }
 
@@ -418,8 +425,17 @@ void RecoveryService::run_lane(size_t index, Lanes& lanes, int lane) {
 void RecoveryService::run_op(size_t index) {
   const RecoveryOp& op = plan_.ops[index];
   const int32_t driver = op.sources.front();
-  local_slots_[static_cast<size_t>(driver)]->acquire();
-  remote_slots_[static_cast<size_t>(op.target)]->acquire();
+  // The driver's local reservation, then the target's remote one, by messages (reserver.h).
+  const HostId host = host_of(driver);
+  const std::string holder = "op" + std::to_string(index);
+  Endpoint& reply = env_.endpoint(host, "recovery." + holder + ".reserve");
+  const int32_t priority = op.kind == RecoveryKind::kRecovery ? kRecoveryPriority
+                           : op.restores_redundancy           ? kDegradedBackfillPriority
+                                                              : kBackfillPriority;
+  if (!reserve(env_, host, local_reserver_name(driver), holder, priority, reply).ok() ||
+      !reserve(env_, host, remote_reserver_name(op.target), holder, priority, reply).ok()) {
+    return;  // the driver's host went down
+  }
   {
     std::lock_guard<services::EnvMutex> lock(mu_);
     records_[index].started_at_s = env_.now_s();
@@ -441,8 +457,8 @@ void RecoveryService::run_op(size_t index) {
   }
   if (count > 0) run_lane(index, *lanes, 0);
   for (int lane = 1; lane < count; ++lane) lanes->finished->acquire();
-  remote_slots_[static_cast<size_t>(op.target)]->release();
-  local_slots_[static_cast<size_t>(driver)]->release();
+  release(env_, host, remote_reserver_name(op.target), holder);
+  release(env_, host, local_reserver_name(driver), holder);
 
   std::shared_ptr<Semaphore> all_done;  // this plan's, when this op was its last
   const double now = env_.now_s();

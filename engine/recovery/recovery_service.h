@@ -19,7 +19,9 @@
 //    driver (Ceph's local reservation) and as target (remote reservation). Ceph's recovery and
 //    backfill both reserve these slots; ops run in Ceph's priority order: log recovery first,
 //    then backfills that restore redundancy (degraded), then the rest (misplaced); plan order
-//    within a class. An op reserves its driver's slot, then its target's.
+//    within a class. An op reserves its driver's slot, then its target's, by messages to the
+//    OSDs' reservers (reserver.h: "reserver.<osd>.local" and ".remote", started with the
+//    recovery daemons), which grant by priority, then arrival.
 //  - recovery_max_active (osd_recovery_max_active, 3): chunks in flight per driving OSD, over
 //    all its ops; one op may use them all.
 //  - recovery_sleep_s (osd_recovery_sleep; _ssd 0, _hdd 0.1): each op's chunk stream pauses this
@@ -152,7 +154,8 @@ class RecoveryService {
   TaskOptions op_task_options_;
   std::vector<bool> daemon_started_;
   // Per-OSD throttles, created by execute() for every OSD of the plan.
-  std::vector<std::unique_ptr<Semaphore>> local_slots_, remote_slots_, active_slots_;
+  // recovery_max_active: the chunks in flight of the ops an OSD drives (one process's count).
+  std::vector<std::unique_ptr<Semaphore>> active_slots_;
   std::vector<double> read_budget_at_s_, write_budget_at_s_;  // token buckets (guarded by mu_)
   std::vector<uint32_t> pg_ops_left_, pg_restoring_left_;     // [pg] (guarded by mu_)
   std::shared_ptr<Semaphore> done_;  // guarded by mu_ (released once the plan is done)

@@ -157,11 +157,16 @@ TEST(RecoveryService, MaxBackfillsSerialisesBackfillsIntoOneTarget) {
   for (size_t i = 1; i < serial.size(); ++i) {
     EXPECT_GE(serial[i].started_at_s, serial[i - 1].finished_at_s) << i;
   }
-  for (const OpRecord& r : parallel) EXPECT_EQ(r.started_at_s, 0.0);
+  // All at once: after the round trip of the remote reservation (request and grant).
+  for (const OpRecord& r : parallel) EXPECT_LE(r.started_at_s, 2 * hw.nic_latency_s + 1e-6);
   const double single = serial[0].finished_at_s - serial[0].started_at_s;
   std::printf("4 x 256 MiB into one OSD: max_backfills=1 %.4f s (4 x %.4f s), =4 %.4f s\n",
               s1.finished_at_s, single, s4.finished_at_s);
-  EXPECT_NEAR(s1.finished_at_s, 4 * single, 1e-6);
+  // Back to back, but for the reservation messages (reserver.h): each of the 3 hand-offs of
+  // the target's slot is a release to the target's reserver and a grant to the next driver
+  // (a one-way latency of 5 us each, and the messages queue behind the data on the NICs).
+  EXPECT_GE(s1.finished_at_s, 4 * single + 3 * 2 * hw.nic_latency_s - 1e-9);
+  EXPECT_LE(s1.finished_at_s, 4 * single + 3 * 3 * hw.nic_latency_s);
   EXPECT_EQ(s1.bytes_written_per_osd[0], 4 * bytes);
   EXPECT_EQ(s4.bytes_written_per_osd[0], 4 * bytes);
 }
