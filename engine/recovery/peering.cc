@@ -29,7 +29,10 @@ using Bytes = std::vector<uint8_t>;
 class Peer {
  public:
   Peer(Env& env, HostId host, const PeeringOptions& options)
-      : env_(env), host_(host), options_(options), reply_(env.endpoint(host, options.reply_endpoint)) {}
+      : env_(env),
+        host_(host),
+        options_(options),
+        reply_(env.endpoint(host, options.reply_endpoint)) {}
 
   Result<PeeringReport> run(const std::vector<PgMembers>& pgs) {
     if (options_.ec.k > 0) {

@@ -44,10 +44,10 @@ struct PgMembers {
 };
 
 struct PeeringOptions {
-  ErasureCoding ec;                 // the pool's code (k = 0: replicated)
-  std::string reply_endpoint;       // on the calling task's host, used by nobody else
-  double timeout_s = 30;            // a member's reply (> 0)
-  bool deep = false;                // scrub: read and compare every copy (see above)
+  ErasureCoding ec;            // the pool's code (k = 0: replicated)
+  std::string reply_endpoint;  // on the calling task's host, used by nobody else
+  double timeout_s = 30;       // a member's reply (> 0)
+  bool deep = false;           // scrub: read and compare every copy (see above)
   // Which PG an object belongs to (the pool's placement); objects of other PGs that a member
   // lists are ignored.
   std::function<uint32_t(const std::string& object)> pg_of;
@@ -55,13 +55,13 @@ struct PeeringOptions {
 
 struct PeeringReport {
   uint64_t pgs = 0;
-  uint64_t objects = 0;             // distinct objects seen
-  uint64_t stale_copies = 0;        // copies or shards missing or older than the newest
-  uint64_t pushes = 0;              // copies or shards written back
+  uint64_t objects = 0;       // distinct objects seen
+  uint64_t stale_copies = 0;  // copies or shards missing or older than the newest
+  uint64_t pushes = 0;        // copies or shards written back
   uint64_t bytes_pushed = 0;
-  uint64_t rolled_back = 0;         // objects removed: their creation reached fewer than k shards
-  uint64_t scrubbed_copies = 0;     // deep: copies or shards read and checked
-  uint64_t scrub_errors = 0;        // deep: copies or shards found bad (crc, content, parity)
+  uint64_t rolled_back = 0;      // objects removed: their creation reached fewer than k shards
+  uint64_t scrubbed_copies = 0;  // deep: copies or shards read and checked
+  uint64_t scrub_errors = 0;     // deep: copies or shards found bad (crc, content, parity)
   std::vector<std::string> unrecoverable;  // objects left as they are (see above)
 };
 

@@ -427,13 +427,22 @@ void RecoveryService::run_op(size_t index) {
   const int32_t driver = op.sources.front();
   // The driver's local reservation, then the target's remote one, by messages (reserver.h).
   const HostId host = host_of(driver);
-  const std::string holder = "op" + std::to_string(index);
-  Endpoint& reply = env_.endpoint(host, "recovery." + holder + ".reserve");
+  uint64_t id = 0;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    id = ++reserve_requests_;
+  }
+  // Holders are unique over plans; the reply endpoint is per driver and op (op indices repeat
+  // across plans, with other drivers), its grants matched by request id.
+  const std::string holder = "op" + std::to_string(index) + "." + std::to_string(id);
+  Endpoint& reply = env_.endpoint(
+      host, "recovery.osd" + std::to_string(driver) + ".op" + std::to_string(index) + ".reserve");
   const int32_t priority = op.kind == RecoveryKind::kRecovery ? kRecoveryPriority
                            : op.restores_redundancy           ? kDegradedBackfillPriority
                                                               : kBackfillPriority;
-  if (!reserve(env_, host, local_reserver_name(driver), holder, priority, reply).ok() ||
-      !reserve(env_, host, remote_reserver_name(op.target), holder, priority, reply).ok()) {
+  if (!reserve(env_, host, local_reserver_name(driver), holder, priority, 2 * id, reply).ok() ||
+      !reserve(env_, host, remote_reserver_name(op.target), holder, priority, 2 * id + 1, reply)
+           .ok()) {
     return;  // the driver's host went down
   }
   {

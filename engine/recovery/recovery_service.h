@@ -160,6 +160,7 @@ class RecoveryService {
   std::vector<uint32_t> pg_ops_left_, pg_restoring_left_;     // [pg] (guarded by mu_)
   std::shared_ptr<Semaphore> done_;  // guarded by mu_ (released once the plan is done)
   bool running_ = false;
+  uint64_t reserve_requests_ = 0;  // guarded by mu_
   mutable services::EnvMutex mu_;
   RecoveryStats stats_;            // guarded by mu_
   std::vector<OpRecord> records_;  // guarded by mu_

@@ -48,9 +48,9 @@ void run_reserver(Env& env, HostId host, const std::string& endpoint, int slots)
 }
 
 Status reserve(Env& env, HostId host, const std::string& reserver, const std::string& holder,
-               int32_t priority, Endpoint& reply) {
+               int32_t priority, uint64_t request_id, Endpoint& reply) {
   ReserveRequest r;
-  r.request_id = 1;
+  r.request_id = request_id;
   r.op = ReserveOp::kRequest;
   r.priority = priority;
   r.holder = holder;
@@ -59,7 +59,8 @@ Status reserve(Env& env, HostId host, const std::string& reserver, const std::st
   for (;;) {
     Result<Message> m = reply.recv();
     if (!m.ok()) return m.status();
-    if (std::holds_alternative<ReserveGrant>(m->body)) return Status();
+    const auto* g = std::get_if<ReserveGrant>(&m->body);
+    if (g != nullptr && g->request_id == request_id) return Status();
   }
 }
 

@@ -35,10 +35,11 @@ std::string remote_reserver_name(int32_t osd);
 void run_reserver(Env& env, HostId host, const std::string& endpoint, int slots);
 
 // From a task on `host`: asks `reserver` for a slot for `holder` and blocks until it is
-// granted; replies come to `reply` (an endpoint of the task's host that nothing else uses).
+// granted; replies come to `reply` (an endpoint of the task's host that no other task waits
+// on at the same time); `request_id` tells this request's grant from a stale one.
 // An error when the reserver's host went down (the reply endpoint failed).
 Status reserve(Env& env, HostId host, const std::string& reserver, const std::string& holder,
-               int32_t priority, Endpoint& reply);
+               int32_t priority, uint64_t request_id, Endpoint& reply);
 // Gives `holder`'s slot back.
 void release(Env& env, HostId host, const std::string& reserver, const std::string& holder);
 

@@ -23,7 +23,7 @@ TEST(Reserver, GrantsBySlotsThenPriorityThenArrival) {
   std::vector<std::string> order;
   env.spawn(a, "first", [&] {
     Endpoint& reply = env.endpoint(a, "first.reply");
-    ASSERT_TRUE(reserve(env, a, name, "first", kBackfillPriority, reply).ok());
+    ASSERT_TRUE(reserve(env, a, name, "first", kBackfillPriority, 1, reply).ok());
     order.push_back("first");
     env.sleep_s(1);  // the others queue meanwhile
     release(env, a, name, "first");
@@ -33,7 +33,7 @@ TEST(Reserver, GrantsBySlotsThenPriorityThenArrival) {
     env.spawn(a, who, [&env, &order, a, name, who, priority, at_s] {
       env.sleep_s(at_s);
       Endpoint& reply = env.endpoint(a, who + ".reply");
-      ASSERT_TRUE(reserve(env, a, name, who, priority, reply).ok());
+      ASSERT_TRUE(reserve(env, a, name, who, priority, 2, reply).ok());
       order.push_back(who);
       env.sleep_s(0.1);
       release(env, a, name, who);
