@@ -108,6 +108,21 @@ TEST(ClusterPlan, AFailedLinkIsLocatedWithTheStorageHostsBeyondIt) {
   for (const auto& e : p.failures->events) EXPECT_EQ(e.target, 0);
 }
 
+TEST(ClusterPlan, ASliceRefusesAFailedLinkOnTheClientsSide) {
+  // 128 nodes x 8 GPUs: a slice, each simulated client node standing for 16.
+  json s = shipped("read-storm-128-dgx-a100.json");
+  s.erase("expect");
+  s["failures"] = json::parse(R"([{"at_s": 5, "kind": "link_down", "link": ["leaf0", "spine"]}])");
+  auto scenario = models::parse_scenario(s.dump(), "storm.json");
+  ASSERT_TRUE(scenario.ok()) << scenario.status().message();
+  auto p = build_cluster_plan(*scenario, 1);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "storm.json: failures[0].link: [\"leaf0\", \"spine\"] has client nodes beyond it, and "
+            "this run simulates a slice of the client nodes (each standing for 16); set "
+            "simulation.fidelity to \"request\" to fail a link on the clients' side");
+}
+
 TEST(ClusterPlan, BlockVolumesBesideATrainingRead) {
   const ClusterPlan p = plan_of(shipped("mixed-unet3d-and-vm-disks-rados.json"));
   EXPECT_FALSE(p.block);
