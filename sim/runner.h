@@ -14,6 +14,10 @@
 //  Either stops once the loaders' step rate is steady and extrapolates the epoch (unless the
 //  scenario turns that off).
 //
+// The run is the scenario's plan (cluster_plan.h, with RunPlan and plan_run), the world built
+// from it (world.h), the main workload's driver (workloads/workloads.h), the sampler
+// (sampler.h) and the report writer (report_writer.h).
+//
 // One simulation per process (SimGrid keeps global state): call run_scenario once. Not
 // thread-safe.
 #pragma once
@@ -26,6 +30,7 @@
 
 #include "engine/status.h"
 #include "models/scenario.h"
+#include "sim/cluster_plan.h"
 
 namespace granary::sim {
 
@@ -34,20 +39,6 @@ struct RunOptions {
   // Called now and then with (simulated seconds, estimated fraction of the run done).
   std::function<void(double, double)> on_progress;
 };
-
-// How a scenario will be simulated.
-struct RunPlan {
-  models::Fidelity fidelity = models::Fidelity::kRequest;  // kRequest or kSlice
-  int slice_factor = 1;     // k: the slice has 1/k of the clients and storage servers
-  int clients = 0;          // client nodes simulated
-  int storage_factor = 1;   // m: the slice has 1/m of the storage servers, each at m/k capacity
-  int storage_servers = 0;  // storage servers simulated
-  bool allow_early_stop = false;
-  std::string reason;  // why this plan
-};
-
-// The plan for a scenario (no simulation): what "auto" resolves to, the slice factor.
-RunPlan plan_run(const models::Scenario& scenario);
 
 // Runs the scenario and returns the report (format in docs/report-format.md). The report is a
 // pure function of the scenario and seed: wall-clock figures are not in it.

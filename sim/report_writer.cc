@@ -1,0 +1,651 @@
+#include "sim/report_writer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include "models/catalog.h"
+#include "models/durability.h"
+
+namespace granary::sim {
+
+using models::Fidelity;
+using models::LinkRole;
+using models::Scenario;
+using models::StorageDesign;
+
+namespace {
+
+// MLPerf Storage: the dataset is at least this many times the client nodes' memory.
+constexpr double kMlperfDatasetOverMemory = 5;
+
+// The report's "block" section of a mixed run (docs/report-format.md).
+nlohmann::json beside_json(const World& world, const models::WorkloadSpec& beside) {
+  const BlockWorkloadDriver& d = *world.block_driver;
+  nlohmann::json j = d.summary();
+  j["workload"] = beside.kind == models::WorkloadKind::kBootStorm ? "boot_storm" : "block";
+  j["name"] = beside.name;
+  // The slice's volumes stand for the cluster's: rates scale up, latencies do not.
+  j["cluster_volumes"] = static_cast<int64_t>(std::llround(world.block_scale * d.volume_count()));
+  for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
+    j["cluster_" + std::string(k)] = round_to(j[k].get<double>() * world.block_scale, 3);
+  }
+  j["latency_us"] = d.latency_us();
+  return j;
+}
+
+nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const AsyncCheckpoint& a,
+                                     int slice_factor) {
+  const models::CheckpointWorkload& c = spec.checkpoint;
+  // A checkpoint's time is its slowest rank's (MLPerf's rule), over the checkpoints every rank
+  // finished before the training read ended.
+  double sum = 0;
+  int complete = 0;
+  for (const auto& ck : a.write_s) {
+    if (std::any_of(ck.begin(), ck.end(), [](double x) { return x < 0; })) break;
+    sum += *std::max_element(ck.begin(), ck.end());
+    ++complete;
+  }
+  const double seconds = complete > 0 ? sum / complete : 0;
+  const double total = c.total_gb() * 1e9;
+  return {{"name", spec.name},
+          {"ranks", c.ranks()},
+          {"simulated_ranks", a.ranks},
+          {"rank_bytes", a.rank_bytes},
+          {"start_s", c.start_s},
+          {"checkpoints", c.checkpoints},
+          {"checkpoints_complete", complete},
+          {"write_seconds", round_to(seconds, 6)},
+          {"write_gibps", round_to(seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0, 6)},
+          {"slice_factor", slice_factor}};
+}
+
+std::string fidelity_name(Fidelity f) {
+  switch (f) {
+    case Fidelity::kAuto:
+      return "auto";
+    case Fidelity::kRequest:
+      return "request";
+    case Fidelity::kSlice:
+      return "slice";
+  }
+  return "?";
+}
+
+// Per-resource utilisation over [0, end_s]: bytes each link carried in its busier direction
+// / (capacity x time), mean and max over the links of each role (snake_case role names).
+nlohmann::json utilization_json(const models::Topology& topology, const Platform& platform,
+                                const std::vector<double>& link_bytes,
+                                const std::vector<double>& link_bytes_reverse, double end_s) {
+  std::map<std::string, std::pair<double, double>> by_role;  // role -> (sum util, count)
+  std::map<std::string, double> max_by_role;
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    const auto& l = topology.links[i];
+    // The busier direction of each link (reads flow one way, requests the other).
+    const bool fwd = link_bytes[i] >= link_bytes_reverse[i];
+    const double cap = (fwd ? platform.forward[i] : platform.reverse[i])->get_bandwidth();
+    const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
+    const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
+    // Report keys in snake_case: "client NIC" -> "client_nic".
+    std::string role = models::link_role_name(l.role);
+    for (char& c : role)
+      c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    by_role[role].first += util;
+    by_role[role].second += 1;
+    max_by_role[role] = std::max(max_by_role[role], util);
+  }
+  nlohmann::json util = nlohmann::json::object();
+  for (const auto& [role, sum] : by_role) {
+    util[role] = {{"mean", round_to(sum.first / sum.second, 6)},
+                  {"max", round_to(max_by_role[role], 6)}};
+  }
+  return util;
+}
+
+// The report's "recovery" section (docs/report-format.md): the failure driver's story,
+// whole-cluster figures from a slice (x `full_factor`), the requests the clients sent again and
+// the time they waited, and the durability the measured detection and recovery times give.
+// `writes_discarded`: the OSDs' (read on a task: their counters are behind Env locks);
+// `dataset_bytes`: what the simulated clients' data amounts to (before x full_factor).
+nlohmann::json recovery_report(const Scenario& s, const World& world,
+                               const std::vector<services::ClientStats>& client_stats,
+                               uint64_t writes_discarded, double full_factor,
+                               double dataset_bytes) {
+  nlohmann::json rec = world.failures->report();
+  // What the random_drive_failures entries drew (their events are in rec["events"]).
+  if (!s.random_drive_failures.empty()) {
+    nlohmann::json draws = nlohmann::json::array();
+    for (const auto& r : s.random_drive_failures) {
+      int failed = 0;
+      for (const auto& e : s.failures) {
+        failed += e.random && e.entry == r.entry && e.kind == models::FailureKind::kDriveFailure;
+      }
+      draws.push_back({{"entry", "failures[" + std::to_string(r.entry) + "]"},
+                       {"seed", s.seed},
+                       {"afr", r.afr},
+                       {"time_scale", r.time_scale},
+                       {"from_s", r.from_s},
+                       {"to_s", r.to_s},
+                       {"replace_after_s", r.replace_after_s > 0 ? nlohmann::json(r.replace_after_s)
+                                                                 : nlohmann::json()},
+                       {"drives_failed", failed}});
+    }
+    rec["random_drive_failures"] = draws;
+  }
+  // The slice moved 1/k of the data: whole-cluster figures.
+  for (const char* key : {"bytes_moved", "bytes_minimum", "bytes_read", "bytes_lost",
+                          "objects_lost", "degraded_objects_max"}) {
+    rec[key] = static_cast<uint64_t>(std::llround(rec[key].get<uint64_t>() * full_factor));
+  }
+  for (auto& x : rec["series"]["recovery_gibps"]) x = round_to(x.get<double>() * full_factor, 6);
+  uint64_t resent = 0, writes_resent = 0;
+  double blocked = 0, write_blocked = 0;
+  for (const auto& cs : client_stats) {
+    resent += cs.resent + cs.writes_resent;
+    writes_resent += cs.writes_resent;
+    blocked += cs.blocked_s + cs.write_blocked_s;
+    write_blocked += cs.write_blocked_s;
+  }
+  rec["requests_resent"] = static_cast<uint64_t>(std::llround(resent * full_factor));
+  rec["blocked_io_seconds"] = round_to(blocked * full_factor, 6);
+  rec["writes_resent"] = static_cast<uint64_t>(std::llround(writes_resent * full_factor));
+  rec["write_blocked_seconds"] = round_to(write_blocked * full_factor, 6);
+  rec["writes_discarded"] = static_cast<uint64_t>(std::llround(writes_discarded * full_factor));
+  // Durability from what this run measured: a drive's data re-protected in the measured
+  // time, after detection and the down-out interval (docs/models.md, "Durability").
+  const double failed_at = world.failures->first_failure_s();
+  const double restored = world.failures->clean_at_s();
+  if (failed_at >= 0 && restored >= 0 && world.failures->out_at_s() >= 0) {
+    const auto& rc = s.storage.rados.recovery;
+    models::DurabilityInput di;
+    di.drives = static_cast<int>(world.object_services.size());
+    const bool ec = s.storage.rados.ec_k > 0;
+    di.data_chunks = ec ? s.storage.rados.ec_k : 1;
+    di.coding_chunks = ec ? s.storage.rados.ec_m : s.storage.rados.replicas - 1;
+    di.placement_groups = s.storage.rados.pg_num;
+    di.drive_afr = rc.drive_afr;
+    di.detect_hours = (world.failures->out_at_s() - failed_at) / 3600;
+    di.recovery_hours = std::max(1e-9, restored - world.failures->out_at_s()) / 3600;
+    di.pool_bytes = std::max<double>(dataset_bytes * full_factor, s.storage.rados.stored_bytes);
+    if (auto d = models::durability(di); d.ok()) {
+      rec["durability"] = {{"drive_afr", di.drive_afr},
+                           {"detect_hours", round_to(di.detect_hours, 9)},
+                           {"recovery_hours", round_to(di.recovery_hours, 9)},
+                           {"mttdl_years", d->cluster_mttdl_hours / models::kHoursPerYear},
+                           {"annual_loss_probability", d->annual_loss_probability},
+                           {"nines", round_to(d->nines, 3)}};
+    }
+  }
+  return rec;
+}
+
+// The analytic write bound: every byte crosses a client NIC once, enters the storage servers
+// `copies_in` times (from the client, then from the primary to each other copy or shard) and
+// lands on the drives `amplification` times; the bound is the tightest of the three.
+struct WriteBound {
+  double bytes_per_s = 0;
+  std::string bottleneck;
+};
+
+WriteBound write_bound(const Scenario& s, int client_nodes, double efficiency) {
+  const auto& c = s.cluster.clients;
+  const auto& st = s.cluster.storage;
+  double amplification = 1, copies_in = 1;
+  if (s.storage.design == StorageDesign::kRados) {
+    if (s.storage.rados.ec_k > 0) {
+      amplification =
+          static_cast<double>(s.storage.rados.ec_k + s.storage.rados.ec_m) / s.storage.rados.ec_k;
+      // The client sends the object to the primary, which sends (k + m - 1) / k of it on.
+      copies_in = 1 + (amplification - 1.0 / s.storage.rados.ec_k);
+    } else {
+      amplification = s.storage.rados.replicas;
+      copies_in = s.storage.rados.replicas;
+    }
+  }
+  const double client_nic =
+      client_nodes * c.nic.count * c.nic.profile.ports * c.nic.profile.gbps * 1e9 / 8 * efficiency;
+  const double storage_nic = st.count * st.nic.count * st.nic.profile.ports * st.nic.profile.gbps *
+                             1e9 / 8 * efficiency / copies_in;
+  const double drives = double{1.0} * st.count * st.drives_per_node * st.drive.write_gbytes_per_s *
+                        1e9 / amplification;
+  WriteBound b{client_nic, "client NICs"};
+  if (storage_nic < b.bytes_per_s) b = {storage_nic, "storage NICs"};
+  if (drives < b.bytes_per_s) b = {drives, "drive writes"};
+  return b;
+}
+
+// The analytic IOPS ceiling of a block workload: every drive at its rated IOPS, every storage
+// server's cores at the protocol's CPU per request and per byte of each request, every copy of
+// a write counted.
+struct IopsBound {
+  double iops = 0;
+  std::string bottleneck;
+};
+
+IopsBound iops_bound(const Scenario& s, double read_fraction, uint64_t block_bytes,
+                     const DriveTiming& t) {
+  const auto& st = s.cluster.storage;
+  const int drives = st.count * st.drives_per_node;
+  const auto& r = s.storage.rados;
+  const int copies = r.ec_k > 0 ? r.ec_k + r.ec_m : std::max(1, r.replicas);
+  // Per client I/O: drive operations and server requests. A small read is one drive read
+  // (erasure-coded: of the one data shard holding it, through the primary: two requests); a
+  // write is one drive write and one request per copy or shard (the primary's included).
+  const double w = 1 - read_fraction;
+  const double drive_busy =
+      t.units > 0 ? (read_fraction * t.read_hold_s + w * copies * t.write_hold_s) / t.units : 0;
+  const double cpu = s.storage.protocol.server_cpu_us_per_op * 1e-6;
+  // Per byte: each request of a read moves the block; a replicated write's copies each move it,
+  // an erasure-coded one's primary at least the block (its shards less each).
+  const double block_cpu = static_cast<double>(block_bytes) * s.storage.protocol.cpu_s_per_byte();
+  const double server_busy =
+      cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * copies) +
+      block_cpu * (read_fraction * (r.ec_k > 0 ? 2 : 1) + w * (r.ec_k > 0 ? 1 : copies));
+  IopsBound b{std::numeric_limits<double>::infinity(), "none"};
+  if (drive_busy > 0) b = {drives / drive_busy, "drive IOPS"};
+  if (server_busy > 0 && st.count * st.cpu_cores / server_busy < b.iops) {
+    b = {st.count * st.cpu_cores / server_busy, "storage server CPU"};
+  }
+  return b;
+}
+
+// The report's `bounds` of a training read (docs/report-format.md).
+nlohmann::json read_bounds_json(const models::ReadBounds& b) {
+  const double gib = std::ldexp(1.0, 30);
+  nlohmann::json cut = nlohmann::json::array();
+  for (const auto& line : b.data_path.bottleneck) cut.push_back(line);
+  nlohmann::json ceilings = nlohmann::json::array();
+  for (const auto& c : b.ceilings) {
+    ceilings.push_back({{"resource", c.resource},
+                        {"gibps", round_to(c.bytes_per_s / gib, 6)},
+                        {"files_per_s", round_to(c.files_per_s, 3)},
+                        {"detail", c.detail}});
+  }
+  const models::Ceiling& binding = b.binding();
+  return {{"max_flow_gibps", round_to(b.data_path.bytes_per_s / gib, 6)},
+          {"line_rate_gibps", round_to(b.line_rate_bytes_per_s / gib, 6)},
+          {"efficiency", b.efficiency},
+          {"cut", cut},
+          {"read_bound_gibps", round_to(binding.bytes_per_s / gib, 6)},
+          {"binding", binding.resource},
+          {"bottleneck", binding.detail},
+          {"ceilings", ceilings},
+          {"demand_gibps", round_to(b.demand_bytes_per_s / gib, 6)},
+          {"accelerator_utilization_bound",
+           b.demand_bytes_per_s > 0
+               ? round_to(std::min(1.0, binding.bytes_per_s / b.demand_bytes_per_s), 6)
+               : 1.0}};
+}
+
+// The latencies of one rank's checkpoint phase, in ms.
+nlohmann::json rank_latency_json(const LatencyRecorder& l, const char* unit) {
+  return nlohmann::json{{"unit", unit},
+                        {"count", l.count()},
+                        {"mean", round_to(l.mean() * 1e3, 6)},
+                        {"p50", round_to(l.percentile(50) * 1e3, 6)},
+                        {"p99", round_to(l.percentile(99) * 1e3, 6)},
+                        {"max", round_to(l.max() * 1e3, 6)}};
+}
+
+// Every object a checkpoint wrote, against its PG's devices at the end: a complete copy
+// (chunk) on each, or it is short of copies (recovery unfinished, or data lost).
+void written_objects_json(const Scenario& s, const World& world, double full_factor,
+                          nlohmann::json& rec) {
+  std::map<std::string, uint64_t> objects;  // name -> logical bytes
+  for (const auto& store : world.written) {
+    store->for_each_written([&](std::string_view name, const services::StoredObject& o) {
+      uint64_t& b = objects[std::string(name)];
+      b = std::max(b, o.client_bytes());
+    });
+  }
+  const int copies = s.storage.rados.ec_k > 0 ? s.storage.rados.ec_k + s.storage.rados.ec_m
+                                              : s.storage.rados.replicas;
+  uint64_t short_of_copies = 0;
+  std::vector<int32_t> devices;
+  for (const auto& [name, bytes] : objects) {
+    world.switching->devices_of(world.switching->group_of(name), devices);
+    int complete = 0;
+    for (int32_t d : devices) {
+      if (d < 0 || d == placement::kNoDevice) continue;
+      auto o = world.written[d]->find(name);
+      complete += o.ok() && o->client_bytes() >= bytes;
+    }
+    short_of_copies += complete < copies;
+  }
+  rec["written_objects"] = static_cast<uint64_t>(std::llround(objects.size() * full_factor));
+  rec["written_objects_short_of_copies"] =
+      static_cast<uint64_t>(std::llround(short_of_copies * full_factor));
+}
+
+}  // namespace
+
+nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
+                                 const Platform& platform, const CheckpointMeasurements& m) {
+  const Scenario& s = plan.sim;
+  const Scenario& full = plan.scenario;
+  const models::CheckpointWorkload& ck = plan.run.workloads[0].checkpoint;
+  const int sim_ranks = plan.checkpoint_ranks.ranks;
+  const auto& files = world.dataset->files();
+  const double full_factor = static_cast<double>(ck.ranks()) / sim_ranks;
+  const double gib = std::ldexp(1.0, 30);
+  const double total_bytes = ck.total_gb() * 1e9;
+  // A checkpoint's duration is its slowest rank's (MLPerf Storage); mean over checkpoints.
+  auto phase_stats = [&](const std::vector<std::vector<double>>& d, LatencyRecorder& per_rank) {
+    double sum = 0;
+    for (const auto& c : d) {
+      sum += *std::max_element(c.begin(), c.end());
+      for (double x : c) per_rank.add(x);
+    }
+    return sum / static_cast<double>(d.size());
+  };
+  LatencyRecorder write_ranks, read_ranks;
+  const double write_seconds = phase_stats(m.write_s, write_ranks);
+  const double read_seconds = ck.read_back ? phase_stats(m.read_s, read_ranks) : 0;
+  const double written = static_cast<double>(world.dataset->total_bytes());
+  const WriteBound wb =
+      write_bound(full, plan.checkpoint_ranks.cluster_nodes, s.storage.protocol.efficiency);
+
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {{"name", full.name}, {"source", full.source_path}, {"seed", plan.seed}};
+  report["fidelity"] = {
+      {"mode", fidelity_name(plan.plan.fidelity)},
+      {"slice_factor", plan.plan.slice_factor},
+      {"simulated_client_nodes", plan.checkpoint_ranks.nodes},
+      {"simulated_ranks", sim_ranks},
+      {"simulated_storage_servers", plan.plan.storage_servers},
+      {"storage_capacity_share", round_to(1.0 / plan.plan.slice_factor, 6)},
+      {"transfer_unit_mib", round_to(s.simulation.transfer_unit_bytes / 1048576.0, 6)},
+      {"reason", plan.plan.reason}};
+  nlohmann::json summary;
+  summary["workload"] = "checkpoint";
+  summary["model"] = ck.name;
+  summary["ranks"] = ck.ranks();
+  summary["accelerators"] = ck.ranks();
+  summary["checkpoint_bytes"] = static_cast<uint64_t>(std::llround(total_bytes));
+  summary["checkpoint_gb"] = round_to(total_bytes / 1e9, 6);
+  summary["checkpoints"] = ck.checkpoints;
+  summary["rank_bytes"] = files.front().size_bytes;
+  summary["write_seconds"] = round_to(write_seconds, 6);
+  summary["write_gibps"] = round_to(write_seconds > 0 ? total_bytes / write_seconds / gib : 0, 6);
+  summary["write_gbps"] = round_to(write_seconds > 0 ? total_bytes / write_seconds / 1e9 : 0, 6);
+  summary["read_seconds"] = round_to(read_seconds, 6);
+  summary["read_gibps"] = round_to(read_seconds > 0 ? total_bytes / read_seconds / gib : 0, 6);
+  summary["fsync"] = ck.fsync;
+  summary["write_amplification"] = round_to(written > 0 ? m.drive_bytes_written / written : 0, 6);
+  summary["drive_bytes_written"] =
+      static_cast<uint64_t>(std::llround(m.drive_bytes_written * full_factor));
+  summary["simulated_seconds"] = round_to(m.end_s, 6);
+  report["summary"] = summary;
+  const models::MaxFlowBound& read_bound = plan.bounds.data_path;
+  report["bounds"] = {
+      {"write_gibps", round_to(wb.bytes_per_s / gib, 6)},
+      {"write_bottleneck", wb.bottleneck},
+      {"write_seconds_min", round_to(total_bytes / wb.bytes_per_s, 6)},
+      {"max_flow_gibps", round_to(read_bound.bytes_per_s / gib, 6)},
+      {"bottleneck",
+       read_bound.bottleneck.empty() ? std::string() : read_bound.bottleneck.front()}};
+  report["latency_ms"]["write"] =
+      rank_latency_json(write_ranks, "one rank's checkpoint write, fsync included");
+  if (ck.read_back) {
+    report["latency_ms"]["read"] = rank_latency_json(read_ranks, "one rank's checkpoint read");
+  }
+  report["utilization"] =
+      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
+  nlohmann::json dw = nlohmann::json::array(), dr = nlohmann::json::array();
+  for (double x : m.drive_write_gibps) dw.push_back(round_to(x, 6));
+  for (double x : m.drive_read_gibps) dr.push_back(round_to(x, 6));
+  report["series"] = {
+      {"interval_s", m.interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
+  if (world.failures) {
+    nlohmann::json rec =
+        recovery_report(full, world, m.client_stats, m.writes_discarded, full_factor, written);
+    written_objects_json(s, world, full_factor, rec);
+    report["recovery"] = rec;
+  }
+  if (world.block_driver) report["block"] = beside_json(world, *world.beside);
+  return report;
+}
+
+nlohmann::json block_report(const ClusterPlan& plan, const Platform& platform,
+                            const DriveTiming& drive_timing, const BlockWorkloadDriver& driver,
+                            const BlockMeasurements& m) {
+  const Scenario& s = plan.sim;
+  const models::BlockWorkload& block = plan.block_volumes->spec.block;
+  const bool boot = plan.block_volumes->boot;
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {
+      {"name", plan.scenario.name}, {"source", plan.scenario.source_path}, {"seed", plan.seed}};
+  report["fidelity"] = {{"mode", fidelity_name(plan.plan.fidelity)},
+                        {"slice_factor", plan.plan.slice_factor},
+                        {"simulated_client_nodes", plan.plan.clients},
+                        {"simulated_storage_servers", plan.plan.storage_servers},
+                        {"reason", plan.plan.reason}};
+  nlohmann::json summary = driver.summary();
+  summary["workload"] = boot ? "boot_storm" : "block";
+  summary["simulated_seconds"] = round_to(m.end_s, 6);
+  summary["drive_queue_wait_us_mean"] =
+      round_to(m.drive_ops > 0 ? m.drive_queued_s / m.drive_ops * 1e6 : 0, 3);
+  report["summary"] = summary;
+  const IopsBound ib = iops_bound(s,
+                                  boot ? static_cast<double>(block.boot_read_bytes) /
+                                             (block.boot_read_bytes + block.boot_write_bytes)
+                                       : block.read_fraction,
+                                  block.block_bytes, drive_timing);
+  report["bounds"] = {{"iops", std::isfinite(ib.iops) ? round_to(ib.iops, 1) : 0.0},
+                      {"iops_bottleneck", ib.bottleneck},
+                      {"drive_units", drive_timing.units},
+                      {"drive_read_latency_us", round_to(drive_timing.read_latency_s * 1e6, 3)},
+                      {"drive_write_latency_us", round_to(drive_timing.write_latency_s * 1e6, 3)}};
+  report["latency_us"] = driver.latency_us();
+  report["utilization"] =
+      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
+  const double series_interval = boot ? std::max(0.01, m.end_s / 50) : m.interval_s;
+  nlohmann::json iops = nlohmann::json::array();
+  for (double x : driver.iops_series(series_interval)) iops.push_back(round_to(x, 3));
+  report["series"] = {{"interval_s", round_to(series_interval, 6)}, {"iops", iops}};
+  return report;
+}
+
+namespace {
+
+// A training read's "recovery" section: the failure driver's story and what the failure did to
+// the accelerators (utilisation before and after it, the dip and the time to recover).
+nlohmann::json training_recovery_json(const ClusterPlan& plan, const World& world,
+                                      const TrainingMeasurements& m) {
+  const models::TrainingWorkload& w = plan.training;
+  const int total_gpus = plan.plan.clients * plan.sim.cluster.clients.accelerators_per_node;
+  const double end_s = m.end_s;
+  // (A training run writes nothing: no write is ever discarded.)
+  nlohmann::json rec = recovery_report(plan.sim, world, m.client_stats, 0, plan.plan.slice_factor,
+                                       static_cast<double>(world.dataset->total_bytes()));
+  // MLPerf AU over windows: compute time of the steps that ended in the window over the
+  // accelerators' time in it.
+  auto window_au = [&](double t0, double t1) -> nlohmann::json {
+    if (!(t1 > t0)) return nullptr;
+    double steps = 0;
+    for (auto& node : world.clients) {
+      for (auto& gpu : node.gpus) {
+        for (double t : gpu->metrics().step_end_s) steps += (t > t0 && t <= t1) ? 1 : 0;
+      }
+    }
+    return round_to(std::min(1.0, steps * w.compute_s_per_step / (total_gpus * (t1 - t0))), 6);
+  };
+  const double failed_at = world.failures->first_failure_s();
+  const double clean_at = world.failures->clean_at_s();
+  if (failed_at < 0) return rec;
+  const nlohmann::json before = window_au(std::max(0.0, m.warm_at_s), std::min(failed_at, end_s));
+  rec["accelerator_utilization_before_failure"] = before;
+  rec["accelerator_utilization_after_failure"] =
+      window_au(failed_at, clean_at >= 0 ? std::min(clean_at, end_s) : end_s);
+  // The dip the failure causes: sliding windows of `span` (5 steps, at least 2 s) from the
+  // failure on, one per monitor interval; the dip starts at the first window whose AU is
+  // below the target (98% of the workload's threshold, or of the AU before the failure if
+  // that was lower) and ends at the start of the first window after it back at the target.
+  std::vector<double> ends;
+  for (auto& node : world.clients) {
+    for (auto& gpu : node.gpus) {
+      const auto& e = gpu->metrics().step_end_s;
+      ends.insert(ends.end(), e.begin(), e.end());
+    }
+  }
+  std::sort(ends.begin(), ends.end());
+  const double span = std::max(2.0, 5 * w.compute_s_per_step);
+  const double target =
+      std::min(w.au_threshold, before.is_number() ? before.get<double>() : 1.0) * 0.98;
+  auto au_in = [&](double t0) {
+    const auto a = std::upper_bound(ends.begin(), ends.end(), t0);
+    const auto b = std::upper_bound(ends.begin(), ends.end(), t0 + span);
+    return static_cast<double>(b - a) * w.compute_s_per_step / (total_gpus * span);
+  };
+  double dip_from = -1, dip_to = -1;
+  for (double t0 = failed_at; t0 + span <= end_s; t0 += m.interval_s) {
+    const bool low = au_in(t0) < target;
+    if (dip_from < 0 && low) dip_from = t0 + span;  // the window's end: AU fell by then
+    if (dip_from >= 0 && !low) {
+      dip_to = t0;
+      break;
+    }
+  }
+  rec["accelerator_utilization_dip"] = {
+      {"target", round_to(target, 6)},
+      {"window_s", round_to(span, 6)},
+      {"from_s", dip_from >= 0 ? nlohmann::json(round_to(dip_from, 6)) : nlohmann::json()},
+      {"to_s", dip_to >= 0 ? nlohmann::json(round_to(dip_to, 6)) : nlohmann::json()}};
+  // Time from the failure until the accelerators are fed again: 0 without a dip, null
+  // when the run ended in it.
+  rec["time_to_accelerator_recovery_s"] = dip_from < 0 ? nlohmann::json(0.0)
+                                          : dip_to < 0
+                                              ? nlohmann::json()
+                                              : nlohmann::json(round_to(dip_to - failed_at, 6));
+  return rec;
+}
+
+// A training read's "summary" (docs/report-format.md).
+nlohmann::json training_summary_json(const ClusterPlan& plan, const TrainingMeasurements& m) {
+  const Scenario& in = plan.run;
+  const models::TrainingWorkload& work = in.workloads[0].training;
+  const models::TrainingWorkload& w = plan.training;
+  const int accel = plan.sim.cluster.clients.accelerators_per_node;
+  const double gib = std::ldexp(1.0, 30);
+  const double full_factor = static_cast<double>(plan.plan.slice_factor);
+  const double end_s = m.end_s;
+  const std::vector<double>& aus = m.aus;
+  const double au_mean =
+      aus.empty() ? 0 : std::accumulate(aus.begin(), aus.end(), 0.0) / aus.size();
+  const double au_min = aus.empty() ? 0 : *std::min_element(aus.begin(), aus.end());
+  const double au_max = aus.empty() ? 0 : *std::max_element(aus.begin(), aus.end());
+  nlohmann::json summary;
+  summary["accelerators"] = in.cluster.clients.count * accel;
+  summary["epoch_seconds"] = round_to(m.epoch_s, 6);
+  summary["epoch_extrapolated"] = m.extrapolated;
+  // Stopped at max_simulated_s before the loaders finished (and not from a steady state): the
+  // epoch took at least the simulated time.
+  const bool epoch_complete = m.stopped_at_s < 0 || m.extrapolated;
+  summary["epoch_complete"] = epoch_complete;
+  if (!epoch_complete) summary["epoch_seconds"] = round_to(std::max(m.epoch_s, end_s), 6);
+  summary["simulated_seconds"] = round_to(end_s, 6);
+  // MLPerf Storage's rule against the page cache: a dataset at least 5x the client nodes'
+  // memory. Granary serves every read from storage (no page cache is modelled), which is right
+  // only when the rule holds.
+  {
+    const double dataset =
+        static_cast<double>(work.files) * work.samples_per_file * work.sample_bytes_mean;
+    const double memory = in.cluster.clients.count * in.cluster.clients.memory_gib * gib;
+    const double ratio = memory > 0 ? dataset / memory : 0;
+    summary["dataset_over_client_memory"] = round_to(ratio, 6);
+    summary["page_cache_rule_met"] = ratio >= kMlperfDatasetOverMemory;
+  }
+  summary["read_gibps_mean"] = round_to(end_s > 0 ? m.bytes * full_factor / end_s / gib : 0, 6);
+  // The rate once every loader's prefetch queue had filled (start-up excluded).
+  // The bytes delivered since every loader's prefetch fill, per second.
+  const double steady_span = m.warm_at_s >= 0 ? end_s - m.warm_at_s : 0;
+  double steady_bytes_per_s = steady_span > 0 ? (m.bytes - m.bytes_at_warm) / steady_span : 0;
+  if (m.extrapolated) {
+    // The long-run rate is at most what the steps consume (loaders may still be deepening
+    // their queues during the window) and at most what was delivered.
+    const double consumed = m.steady_steps_per_s * w.batch_size * m.mean_sample_bytes;
+    steady_bytes_per_s = steady_bytes_per_s > 0 ? std::min(steady_bytes_per_s, consumed) : consumed;
+  }
+  summary["read_gibps_steady"] = round_to(steady_bytes_per_s * full_factor / gib, 6);
+  // The epoch's rate as MLPerf Storage reports throughput: the samples an epoch consumes
+  // (steps x batch x accelerators) at the mean sample size, over the (extrapolated) epoch;
+  // null when the epoch did not end within the simulated time.
+  {
+    const double epoch_bytes = static_cast<double>(m.steps_per_epoch) * w.batch_size *
+                               in.cluster.clients.count * accel * m.mean_sample_bytes;
+    summary["read_gibps_epoch"] = epoch_complete && m.epoch_s > 0
+                                      ? nlohmann::json(round_to(epoch_bytes / m.epoch_s / gib, 6))
+                                      : nlohmann::json();
+  }
+  summary["bytes_read"] = static_cast<uint64_t>(std::llround(m.bytes * full_factor));
+  summary["samples_read"] = m.samples * plan.plan.slice_factor;
+  summary["steps_per_epoch"] = m.steps_per_epoch;
+  summary["accelerator_utilization"] = {{"mean", round_to(au_mean, 6)},
+                                        {"min", round_to(au_min, 6)},
+                                        {"max", round_to(au_max, 6)},
+                                        {"threshold", w.au_threshold},
+                                        {"meets_threshold", au_mean >= w.au_threshold}};
+  return summary;
+}
+
+}  // namespace
+
+nlohmann::json training_report(const ClusterPlan& plan, const World& world,
+                               const Platform& platform, const TrainingMeasurements& m,
+                               const AsyncCheckpoint& async) {
+  const Scenario& in = plan.run;
+  const models::TrainingWorkload& work = in.workloads[0].training;
+  const int k = plan.plan.slice_factor;
+  const double gib = std::ldexp(1.0, 30);
+  const double full_factor = static_cast<double>(k);
+  nlohmann::json report;
+  report["granary_report"] = 1;
+  report["scenario"] = {{"name", in.name}, {"source", in.source_path}, {"seed", plan.seed}};
+  report["fidelity"] = {{"mode", fidelity_name(plan.plan.fidelity)},
+                        {"slice_factor", k},
+                        {"simulated_client_nodes", plan.plan.clients},
+                        {"simulated_storage_servers", plan.plan.storage_servers},
+                        {"storage_capacity_share", round_to(plan.storage_share, 6)},
+                        {"simulated_requests", m.simulated_requests},
+                        {"reason", plan.plan.reason},
+                        {"stopped_at_steady_state", m.stopped_at_s >= 0 && m.extrapolated}};
+  report["summary"] = training_summary_json(plan, m);
+  const DriveTiming full_drive = DriveTiming::from_profile(in.cluster.storage.drive);
+  std::function<double(double)> hdd_positioning;
+  if (full_drive.hard_disk) {
+    hdd_positioning = [&](double q) { return full_drive.head.positioning_s(q, /*write=*/false); };
+  }
+  report["bounds"] = read_bounds_json(models::read_bounds(
+      in, work, plan.full_topology, plan.client_cores, &m.load, hdd_positioning));
+  const LatencyRecorder& file_latency = m.file_latency;
+  report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
+                                  {"count", file_latency.count()},
+                                  {"mean", round_to(file_latency.mean() * 1e3, 6)},
+                                  {"p50", round_to(file_latency.percentile(50) * 1e3, 6)},
+                                  {"p99", round_to(file_latency.percentile(99) * 1e3, 6)},
+                                  {"p999", round_to(file_latency.percentile(99.9) * 1e3, 6)},
+                                  {"max", round_to(file_latency.max() * 1e3, 6)}};
+  report["utilization"] =
+      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
+  nlohmann::json rates = nlohmann::json::array();
+  for (double r : m.read_bytes_per_s) rates.push_back(round_to(r * full_factor / gib, 6));
+  nlohmann::json aus_json = nlohmann::json::array();
+  for (double a : m.au_series) aus_json.push_back(round_to(a, 6));
+  report["series"] = {
+      {"interval_s", m.interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
+  if (world.failures) report["recovery"] = training_recovery_json(plan, world, m);
+  if (world.block_driver) report["block"] = beside_json(world, *world.beside);
+  if (plan.async_checkpoint) {
+    report["checkpoint"] = async_checkpoint_json(plan.async_checkpoint->spec, async, k);
+  }
+  return report;
+}
+
+}  // namespace granary::sim

@@ -1,0 +1,87 @@
+// The report writer: a run's report (docs/report-format.md) assembled from the cluster plan,
+// the world and what the workload driver measured — scenario and fidelity, the workload's
+// summary, the analytic bounds, latencies, per-resource utilisation, the time series, the
+// recovery story of a failure run, and a mixed run's sections for the workloads beside the main
+// one. Whole-cluster figures of a slice are scaled up here. No figure is measured here: the
+// drivers (sim/workloads/workloads.h) and the sampler (sampler.h) measure, the writer writes.
+//
+// Deterministic; called after the simulation has ended, on one thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "engine/services/client.h"
+#include "models/read_bounds.h"
+#include "sim/cluster_plan.h"
+#include "sim/drive_model.h"
+#include "sim/metrics.h"
+#include "sim/platform.h"
+#include "sim/world.h"
+
+namespace granary::sim {
+
+// What a checkpoint run measured.
+struct CheckpointMeasurements {
+  std::vector<std::vector<double>> write_s, read_s;         // [checkpoint][rank]
+  double end_s = 0;                                         // the last phase's end
+  double interval_s = 0;                                    // of the series
+  std::vector<double> drive_write_gibps, drive_read_gibps;  // whole cluster, per interval
+  std::vector<double> link_bytes, link_bytes_reverse;       // [topology link]
+  uint64_t drive_bytes_written = 0;                         // simulated
+  uint64_t writes_discarded = 0;
+  std::vector<services::ClientStats> client_stats;
+};
+
+// What a block run measured (the driver's own figures are in its summary).
+struct BlockMeasurements {
+  double end_s = 0;
+  double interval_s = 0;  // of the monitor
+  double drive_ops = 0, drive_queued_s = 0;
+  std::vector<double> link_bytes, link_bytes_reverse;
+};
+
+// A checkpoint written beside a training read: what its ranks measured.
+struct AsyncCheckpoint {
+  int ranks = 0;  // simulated
+  uint64_t rank_bytes = 0;
+  std::vector<std::vector<double>> write_s;  // [checkpoint][rank], -1 when unfinished
+  double end_s = 0;
+  Status error;
+};
+
+// What a training read measured.
+struct TrainingMeasurements {
+  double interval_s = 0;  // of the monitor and the series
+  double end_s = 0;
+  double stopped_at_s = -1;  // when a steady state or max_simulated_s stopped it (-1: no stop)
+  bool extrapolated = false;
+  double epoch_s = 0;
+  double steady_steps_per_s = 0;
+  double warm_at_s = -1, bytes_at_warm = 0;  // the end of the loaders' prefetch fill
+  double bytes = 0;                          // delivered to the simulated loaders
+  int64_t samples = 0;
+  std::vector<double> aus;  // per loader
+  LatencyRecorder file_latency;
+  uint64_t simulated_requests = 0;
+  int64_t steps_per_epoch = 0;
+  double mean_sample_bytes = 0;
+  std::vector<double> read_bytes_per_s;  // per interval, simulated
+  std::vector<double> au_series;
+  std::vector<double> link_bytes, link_bytes_reverse;
+  std::vector<services::ClientStats> client_stats;
+  models::PlacementLoad load;  // how the simulated dataset lies on the drives
+};
+
+nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
+                                 const Platform& platform, const CheckpointMeasurements& m);
+nlohmann::json block_report(const ClusterPlan& plan, const Platform& platform,
+                            const DriveTiming& drive_timing, const BlockWorkloadDriver& driver,
+                            const BlockMeasurements& m);
+// `async`: the checkpoint beside the training read (with plan.async_checkpoint).
+nlohmann::json training_report(const ClusterPlan& plan, const World& world,
+                               const Platform& platform, const TrainingMeasurements& m,
+                               const AsyncCheckpoint& async);
+
+}  // namespace granary::sim

@@ -1,0 +1,89 @@
+// The simulated world of a cluster plan (cluster_plan.h): the dataset, the storage services on
+// the SimGrid platform (OSDs, OSTs or filer heads with their written-object stores, metadata
+// servers, op queues), the placement the clients follow, the failure driver (failures.h) and a
+// mixed run's block I/O beside the main workload. The workload drivers (sim/workloads/) add
+// their clients and run it.
+//
+// build_world draws from the Env's random source and spawns tasks in a fixed order (dataset,
+// storage, failures, block I/O beside): the same plan and seed give the same world.
+//
+// Thread-safety: simulation only, like SimEnv.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "engine/crush/crush_map.h"
+#include "engine/layout/lustre.h"
+#include "engine/layout/rbd.h"
+#include "engine/placement/crush_pool.h"
+#include "engine/services/block_volume.h"
+#include "engine/services/client.h"
+#include "engine/services/dataset.h"
+#include "engine/services/gpu_consumer.h"
+#include "engine/services/mds.h"
+#include "engine/services/object_store.h"
+#include "engine/services/osd.h"
+#include "engine/services/written_store.h"
+#include "sim/block_workload.h"
+#include "sim/cluster_plan.h"
+#include "sim/failures.h"
+#include "sim/platform.h"
+#include "sim/sim_env.h"
+
+namespace granary::sim {
+
+// A training read's client node: its storage client and its accelerators' loaders.
+struct ClientNode {
+  HostId host = -1;
+  std::unique_ptr<services::StorageClient> client;
+  std::vector<std::unique_ptr<services::GpuConsumer>> gpus;
+};
+
+struct World {
+  std::unique_ptr<services::Dataset> dataset;
+  std::unique_ptr<crush::CrushMap> crush_map;
+  std::unique_ptr<placement::CrushPool> pool;
+  std::unique_ptr<services::PfsLayouts> pfs_layouts;
+  std::unique_ptr<services::DatasetObjectIndex> index;
+  // A mixed run's volume images beside the dataset (background.h), and the two together.
+  std::unique_ptr<services::Dataset> volume_images;
+  std::unique_ptr<services::DatasetObjectIndex> volume_index;
+  std::unique_ptr<services::UnionObjectIndex> union_index;
+  std::unique_ptr<layout::RbdLayout> volume_layout;
+  // The block I/O of a mixed run: its nodes' clients, volumes and driver.
+  std::vector<std::unique_ptr<services::StorageClient>> block_clients;
+  std::vector<std::unique_ptr<services::BlockVolume>> volumes;
+  std::unique_ptr<BlockWorkloadDriver> block_driver;
+  const models::WorkloadSpec* beside = nullptr;  // the mixed run's block workload
+  double block_scale = 1;                        // the cluster's block volumes / the simulated ones
+  // What each drive (rados, pfs) or filer head (nfs) receives by writes, over `index` for a
+  // training run, empty for a checkpoint run.
+  std::vector<std::unique_ptr<services::WrittenObjectStore>> written;
+  std::vector<std::unique_ptr<services::EnvMutex>> head_mutexes;         // nfs
+  std::vector<std::unique_ptr<services::UnstableWrites>> head_unstable;  // nfs
+  std::vector<std::unique_ptr<services::OsdService>> object_services;
+  // The OSDs' op queues (storage.rados.recovery.op_queue; empty: none), [drive].
+  std::vector<std::unique_ptr<services::OsdOpQueue>> op_queues;
+  // Failure scenarios (rados): the clients read through the current map epoch's placement.
+  std::unique_ptr<SwitchingPlacement> switching;
+  std::atomic<uint32_t> map_epoch{1};
+  std::unique_ptr<cluster::OsdMap> osd_map;
+  std::unique_ptr<FailureDriver> failures;
+  std::vector<std::unique_ptr<services::MetadataService>> mds;
+  // The backend the clients use (design local: see backend_of_client).
+  services::StorageBackend backend;
+  std::vector<ClientNode> clients;  // a training read's
+};
+
+// Builds `plan` into `world` on `env` (whose platform is `platform`) and starts its services,
+// failure driver and block I/O beside the main workload. Errors: a CRUSH map that cannot be
+// loaded or does not fit the cluster, a pool, layout or dataset the engine refuses.
+Status build_world(const ClusterPlan& plan, SimEnv& env, const Platform& platform, World& world);
+
+// The backend client node `c` reads through: design local's clients each read their own drives.
+services::StorageBackend backend_of_client(const services::StorageBackend& backend,
+                                           const models::Scenario& s, int c);
+
+}  // namespace granary::sim
