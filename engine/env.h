@@ -43,6 +43,8 @@ namespace granary {
 using HostId = int32_t;
 // Devices (drives) likewise.
 using DeviceId = int32_t;
+// Tasks are numbered by the Env that spawns them; an id is never reused within a world.
+using TaskId = uint64_t;
 
 // Messages of at most this many bytes on the wire (Message::wire_bytes()) are "small": requests,
 // acknowledgements, metadata. An Env may charge them only the latency of their route (the
@@ -120,6 +122,13 @@ struct TaskOptions {
   bool daemon = false;
 };
 
+// Hosts that go down. A host goes down, and comes back, by the world's doing, never by a
+// service's: the failure injection of a test or simulation (MemoryEnv::set_host_down,
+// SimEnv::set_host_down), a peer whose connections fail in real mode. While an Env knows a
+// host is down, a send from it or to one of its endpoints fails with kUnavailable and sends
+// nothing. Nothing else changes: its tasks keep running (cancel them to model the crash of its
+// processes), its devices keep their contents, and a message already under way may be lost or
+// delivered.
 class Env {
  public:
   virtual ~Env() = default;
@@ -135,9 +144,28 @@ class Env {
   // core-seconds per second.
   virtual void compute_s(double core_seconds) = 0;
 
-  // Starts `task` on `host`.
-  virtual void spawn(HostId host, std::string name, std::function<void()> task,
-                     TaskOptions options = {}) = 0;
+  // Starts `task` on `host` and returns its id (unique within the world, never reused).
+  virtual TaskId spawn(HostId host, std::string name, std::function<void()> task,
+                       TaskOptions options = {}) = 0;
+  // Blocks the calling task until task `id` has ended: returned, been cancelled, or been
+  // terminated at the end of the world. Returns at once when it has already ended. Joining a
+  // task that never ends blocks for ever (a daemon: until the world ends). Refused with
+  // InvalidArgument, at once, for an id this Env never gave out and for the caller's own id.
+  // Called from tasks only.
+  virtual Status join(TaskId id) = 0;
+  // Terminates task `id` at the current time: its stack unwinds (destructors run, by an
+  // internal exception that does not derive from std::exception, so service code must not
+  // swallow it with catch (...)) from the Env call it is blocked in, or from the Env call that
+  // would let it go on (a wait that completes as it is cancelled); a task that has not started
+  // yet never runs. What it waited for is abandoned: a recv still waiting takes no message (it
+  // stays for the next receiver), a compute stops sharing the host's cores, a semaphore permit
+  // not yet taken goes to the next waiter. Device operations it had started complete. OK and
+  // nothing happens for a task that has already ended; InvalidArgument for an id this Env never
+  // gave out and for the caller's own id (a task ends itself by returning). The caller goes on
+  // without waiting (join() waits for the end); as after any Env call, other tasks may have run
+  // in between at the same time. From tasks, or from outside them before the world runs.
+  // Code that a cancel unwinds must not make Env calls from destructors.
+  virtual Status cancel(TaskId id) = 0;
 
   // The endpoint called `name`, created on `host` the first time it is asked for. Asking again
   // for the same name returns the same endpoint (its host must match).
@@ -145,6 +173,12 @@ class Env {
   // Sends `message` to the endpoint called `to` and returns at once; the transfer of
   // message.wire_bytes() proceeds in the background and the receiver gets the message when it
   // has arrived. `from` is the sending host (the data leaves from there).
+  //  - Completion: OK means the message is under way, as a real network's send completion
+  //    means its bytes left; delivery is then best-effort (a message whose destination goes
+  //    down before it arrives may be lost; a service that needs to know waits for a reply
+  //    with a timeout). An error means nothing was sent:
+  //      kUnavailable when `from`, or the host of the endpoint `to`, is known to be down at
+  //      send time (see "Hosts that go down" above);
   //  - A message sent to a name nobody has asked for yet waits until endpoint() creates it.
   //  - Order: small messages (kSmallMessageBytes) sent by one task to one endpoint arrive in
   //    the order they were sent. Larger ones are data flows that share the network; they may
@@ -152,12 +186,13 @@ class Env {
   //    services match replies to requests by id, not by order.
   //  - Time: a message larger than kSmallMessageBytes takes at least wire_bytes() divided by
   //    the sending host's NIC bandwidth, and messages leaving one NIC share it.
-  virtual void send(HostId from, std::string_view to, Message message) = 0;
+  virtual Status send(HostId from, std::string_view to, Message message) = 0;
   // Sends `message` with a payload of `length` bytes read from `device` at `offset` straight
   // to `to`: the read and the transfer are pipelined (a zero-copy or RDMA read), which is how
   // a storage server streams a large extent. Returns at once: OK when the transfer is under
-  // way; InvalidArgument, and nothing is sent, when the range does not fit the device. The
-  // payload carries the device's bytes where it keeps them (Device::read). Delivery as send.
+  // way; InvalidArgument, and nothing is sent, when the range does not fit the device; the
+  // errors of send otherwise, `from` being the device's host. The payload carries the device's
+  // bytes where it keeps them (Device::read). Delivery as send.
   virtual Status send_from_device(Device& device, uint64_t offset, uint64_t length,
                                   std::string_view to, Message message) = 0;
 

@@ -265,33 +265,51 @@ class MemoryEnv::MemDevice final : public Device {
 
 class MemoryEnv::MemSemaphore final : public Semaphore {
  public:
-  MemSemaphore(MemoryEnv& env, int initial) : env_(env), count_(initial) {}
+  MemSemaphore(MemoryEnv& env, int initial) : env_(env), state_(std::make_shared<State>()) {
+    state_->count = initial;
+  }
 
   void acquire() override {
-    if (count_ > 0) {  // allowed outside tasks too (reading a service's counters after a run)
-      --count_;
+    if (state_->count >
+        0) {  // allowed outside tasks too (reading a service's counters after a run)
+      --state_->count;
       return;
     }
     const Waiter w = env_.prepare_wait("semaphore");
-    waiters_.push_back(w);
+    state_->waiters.push_back(w);
     env_.block();  // the releaser handed its permit over
   }
 
-  void release() override {
-    while (!waiters_.empty()) {
-      const Waiter w = waiters_.front();
-      waiters_.pop_front();
-      if (!env_.waiting(w)) continue;  // terminated
-      env_.wake_at(env_.now_s_, w);
-      return;
-    }
-    ++count_;
-  }
+  void release() override { release(env_, state_); }
 
  private:
+  // Shared with the hand-offs under way, which may outlive the semaphore.
+  struct State {
+    int count = 0;
+    std::deque<Waiter> waiters;
+  };
+
+  static void release(MemoryEnv& env, const std::shared_ptr<State>& state) {
+    while (!state->waiters.empty()) {
+      const Waiter w = state->waiters.front();
+      state->waiters.pop_front();
+      if (!env.waiting(w)) continue;  // cancelled or terminated
+      // The permit is the waiter's from now on; should it be cancelled before it runs again,
+      // the permit goes back (to the next waiter) instead of being lost.
+      env.schedule(env.now_s_, [&env, state, w] {
+        if (env.waiting(w)) {
+          env.wake(w);
+        } else {
+          release(env, state);
+        }
+      });
+      return;
+    }
+    ++state->count;
+  }
+
   MemoryEnv& env_;
-  int count_;
-  std::deque<Waiter> waiters_;
+  std::shared_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -439,6 +457,7 @@ void MemoryEnv::task_main(Task* task) {
 
 void MemoryEnv::reap(Task& task) {
   task.thread.join();
+  for (const Waiter& w : task.joiners) wake_at(now_s_, w);
   if (!task.failure.empty() && task_failure_.empty()) {
     task_failure_ = "task '" + task.name + "' on host " + hosts_[task.host].name +
                     " ended with an exception: " + task.failure;
@@ -562,8 +581,8 @@ void MemoryEnv::compute_s(double core_seconds) {
   block();
 }
 
-void MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
-                      TaskOptions options) {
+TaskId MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
+                        TaskOptions options) {
   GRANARY_CHECK(host >= 0 && host < host_count());
   auto t = std::make_unique<Task>();
   t->id = next_task_id_++;
@@ -580,6 +599,51 @@ void MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
     Task* task = find_task(id);
     if (task != nullptr && task->state == TaskState::kNew && !task->kill) resume(*task);
   });
+  return id;
+}
+
+Status MemoryEnv::join(TaskId id) {
+  Task& self = current();
+  if (id >= next_task_id_) {
+    return Status::invalid_argument("join: no task " + std::to_string(id) + " was spawned");
+  }
+  if (id == self.id) {
+    return Status::invalid_argument("join: task '" + self.name + "' cannot join itself");
+  }
+  Task* target = find_task(id);
+  if (target == nullptr) return Status::ok_status();  // already ended
+  const Waiter w = prepare_wait("join of '" + target->name + "'");
+  target->joiners.push_back(w);
+  block();
+  return Status::ok_status();
+}
+
+Status MemoryEnv::cancel(TaskId id) {
+  if (id >= next_task_id_) {
+    return Status::invalid_argument("cancel: no task " + std::to_string(id) + " was spawned");
+  }
+  if (running_ != nullptr && running_->id == id) {
+    return Status::invalid_argument("cancel: task '" + running_->name +
+                                    "' cannot cancel itself (it ends by returning)");
+  }
+  Task* target = find_task(id);
+  if (target == nullptr || target->kill) return Status::ok_status();  // ended, or ending
+  target->kill = true;                                                // no wake-up resumes it now
+  // Its computation stops sharing the host's cores.
+  Host& h = hosts_[static_cast<size_t>(target->host)];
+  if (std::any_of(h.jobs.begin(), h.jobs.end(),
+                  [id](const ComputeJob& j) { return j.waiter.task_id == id; })) {
+    advance_compute(h);
+    std::erase_if(h.jobs, [id](const ComputeJob& j) { return j.waiter.task_id == id; });
+    reschedule_compute(target->host);
+  }
+  // Unwinds it now (at this time, after the tasks already due).
+  schedule(now_s_, [this, id] {
+    Task* t = find_task(id);
+    if (t != nullptr && (t->state == TaskState::kNew || t->state == TaskState::kBlocked))
+      resume(*t);
+  });
+  return Status::ok_status();
 }
 
 MemoryEnv::MemEndpoint& MemoryEnv::endpoint_by_name(std::string_view name) {
@@ -612,9 +676,30 @@ void MemoryEnv::deliver(MemEndpoint& ep, Message message) {
   ep.deliver(std::move(message));
 }
 
-void MemoryEnv::send(HostId from, std::string_view to, Message message) {
+void MemoryEnv::set_host_down(HostId host, bool down) {
+  GRANARY_CHECK(host >= 0 && host < host_count());
+  hosts_[static_cast<size_t>(host)].down = down;
+}
+
+bool MemoryEnv::host_down(HostId host) const {
+  GRANARY_CHECK(host >= 0 && host < host_count());
+  return hosts_[static_cast<size_t>(host)].down;
+}
+
+Status MemoryEnv::check_reachable(HostId from, const MemEndpoint& to) const {
+  const HostId dead = hosts_[static_cast<size_t>(from)].down                      ? from
+                      : to.bound() && hosts_[static_cast<size_t>(to.host())].down ? to.host()
+                                                                                  : -1;
+  if (dead < 0) return Status::ok_status();
+  return Status::unavailable("send from host " + hosts_[static_cast<size_t>(from)].name +
+                             " to endpoint " + to.name() + ": host " +
+                             hosts_[static_cast<size_t>(dead)].name + " is down");
+}
+
+Status MemoryEnv::send(HostId from, std::string_view to, Message message) {
   GRANARY_CHECK(from >= 0 && from < host_count());
   MemEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(from, ep); !s.ok()) return s;
   double at = now_s_;
   if (!(ep.bound() && ep.host() == from)) {
     at = transfer(from, message.wire_bytes(), now_s_) + hosts_[static_cast<size_t>(from)].latency_s;
@@ -622,6 +707,7 @@ void MemoryEnv::send(HostId from, std::string_view to, Message message) {
   MemEndpoint* target = &ep;
   schedule(at,
            [this, target, m = std::move(message)]() mutable { deliver(*target, std::move(m)); });
+  return Status::ok_status();
 }
 
 Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
@@ -630,10 +716,11 @@ Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t len
   MemDevice& dev = *devices_[static_cast<size_t>(device.id())];
   GRANARY_CHECK(&dev == &device);  // a device of this world
   if (Status s = dev.check_range(offset, length); !s.ok()) return s;
-  const auto [data_at, dev_done] = dev.reserve(length);
-  message.payload = dev.contents(offset, length);
   const HostId host = dev.host();
   MemEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(host, ep); !s.ok()) return s;
+  const auto [data_at, dev_done] = dev.reserve(length);
+  message.payload = dev.contents(offset, length);
   double at = dev_done;
   if (!(ep.bound() && ep.host() == host)) {
     const double nic_done = transfer(host, message.wire_bytes(), data_at);
