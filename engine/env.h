@@ -67,6 +67,17 @@ class Endpoint {
   // clock has then advanced by `timeout_s`. A message that arrives in time is returned when it
   // arrives.
   virtual Result<Message> recv(double timeout_s) = 0;
+
+  // Back-pressure. The bytes queued on the endpoint are the wire bytes (Message::wire_bytes())
+  // of the messages sent to it (send, send_from_device, also before it was created) and not
+  // yet received, those in flight included. With a limit set, a send that finds something
+  // queued and would take the queue past the limit fails with kNoSpace and sends nothing; a
+  // send to an empty queue always goes (so a message larger than the limit is not refused for
+  // ever). The sender retries later: after a reply, or a sleep. 0, the default, is no limit.
+  // Set by the endpoint's owner; a real Env maps it to the receive credits (or buffer) of the
+  // endpoint's connections.
+  virtual void set_queue_limit(uint64_t bytes) = 0;
+  virtual uint64_t queued_bytes() const = 0;
 };
 
 // A block device: a drive of a storage server.
@@ -169,7 +180,20 @@ class Env {
 
   // The endpoint called `name`, created on `host` the first time it is asked for. Asking again
   // for the same name returns the same endpoint (its host must match).
+  //
+  // Naming. An endpoint's name is "<service>.<id>[.<suffix>]": the service ("osd", "mds",
+  // "mon", a client's or GPU consumer's configured name), its number, and for the further
+  // endpoints a service opens a suffix ("client3.reply.17", a client's per-call reply
+  // endpoints). A name is unique within the world and its endpoint never changes host. That is
+  // what lets a real Env map names to network addresses: a host is one network address (a
+  // libfabric address, or IP and port over TCP, from the launcher's table of hosts), an
+  // endpoint is a tag demultiplexed at that address, and a name resolves to its host's address
+  // (host_of). Well-known names (an OSD on its server, the monitor, the metadata servers) are
+  // known to every host from the scenario when the cluster starts; the others, reply endpoints,
+  // travel in the messages that ask for replies (reply_to), with the address of their host.
   virtual Endpoint& endpoint(HostId host, std::string_view name) = 0;
+  // The host of the endpoint called `name`: kNotFound while nobody has created it (endpoint()).
+  virtual Result<HostId> host_of(std::string_view name) const = 0;
   // Sends `message` to the endpoint called `to` and returns at once; the transfer of
   // message.wire_bytes() proceeds in the background and the receiver gets the message when it
   // has arrived. `from` is the sending host (the data leaves from there).
@@ -179,6 +203,7 @@ class Env {
   //    with a timeout). An error means nothing was sent:
   //      kUnavailable when `from`, or the host of the endpoint `to`, is known to be down at
   //      send time (see "Hosts that go down" above);
+  //      kNoSpace when the endpoint's queue is at its limit (Endpoint::set_queue_limit).
   //  - A message sent to a name nobody has asked for yet waits until endpoint() creates it.
   //  - Order: small messages (kSmallMessageBytes) sent by one task to one endpoint arrive in
   //    the order they were sent. Larger ones are data flows that share the network; they may

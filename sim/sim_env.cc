@@ -35,9 +35,24 @@ class SimEnv::SimEndpoint final : public Endpoint {
     }
   }
 
+  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
+  uint64_t queued_bytes() const override { return queued_bytes_; }
+
+  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
+  Status admit(uint64_t wire_bytes) {
+    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
+      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
+                              " bytes queued, a message of " + std::to_string(wire_bytes) +
+                              " bytes would pass its limit of " + std::to_string(queue_limit_));
+    }
+    queued_bytes_ += wire_bytes;
+    return Status::ok_status();
+  }
+
   Result<Message> recv() override {
     try {
       std::unique_ptr<Message> m(mailbox_->get<Message>());
+      queued_bytes_ -= m->wire_bytes();
       env_.exit_if_cancelled();
       return std::move(*m);
     } catch (const simgrid::Exception& e) {
@@ -50,21 +65,20 @@ class SimEnv::SimEndpoint final : public Endpoint {
     sg4::CommPtr comm = mailbox_->get_async<Message>(&raw);
     try {
       comm->wait_for(timeout_s);
-      env_.exit_if_cancelled();
     } catch (const simgrid::TimeoutException&) {
       comm->cancel();
-      env_.exit_if_cancelled();
       // A message that completed at the very instant of the timeout is not lost: take it.
-      if (raw != nullptr) {
-        std::unique_ptr<Message> m(raw);
-        return std::move(*m);
+      if (raw == nullptr) {
+        env_.exit_if_cancelled();
+        return Status::not_found("nothing arrived on " + name_ + " within " +
+                                 std::to_string(timeout_s) + " s");
       }
-      return Status::not_found("nothing arrived on " + name_ + " within " +
-                               std::to_string(timeout_s) + " s");
     } catch (const simgrid::Exception& e) {
       return Status::io_error("receive on " + name_ + " failed: " + e.what());
     }
     std::unique_ptr<Message> m(raw);
+    queued_bytes_ -= m->wire_bytes();
+    env_.exit_if_cancelled();
     return std::move(*m);
   }
 
@@ -74,6 +88,8 @@ class SimEnv::SimEndpoint final : public Endpoint {
   HostId host_;  // -1 until endpoint() creates it on a host
   sg4::Mailbox* mailbox_ = nullptr;
   bool receiver_set_ = false;
+  uint64_t queue_limit_ = 0;   // 0: none
+  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
 };
 
 class SimEnv::SimDevice final : public Device {
@@ -296,6 +312,14 @@ Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
   return ep;
 }
 
+Result<HostId> SimEnv::host_of(std::string_view name) const {
+  auto it = endpoints_.find(name);
+  if (it == endpoints_.end() || !it->second->bound()) {
+    return Status::not_found("no endpoint called '" + std::string(name) + "' has been created");
+  }
+  return it->second->host();
+}
+
 void SimEnv::set_host_down(HostId host_id, bool down) {
   GRANARY_CHECK(host_id >= 0 && static_cast<size_t>(host_id) < host_down_.size());
   host_down_[static_cast<size_t>(host_id)] = down;
@@ -316,6 +340,7 @@ Status SimEnv::check_reachable(HostId from, const SimEndpoint& to) const {
 Status SimEnv::send(HostId from, std::string_view to, Message message) {
   SimEndpoint& ep = endpoint_by_name(to);
   if (Status s = check_reachable(from, ep); !s.ok()) return s;
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   // A small message (a request, a metadata op) costs its route's latency; its bytes are noise
   // next to the data flows, so it is sent as a latency-only transfer, which spares the
   // bandwidth solver a flow and an event.
@@ -332,6 +357,7 @@ Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length
   SimEndpoint& ep = endpoint_by_name(to);
   if (Status s = check_reachable(device.host(), ep); !s.ok()) return s;
   message.payload = Payload::of_size(length);
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   Courier& c = couriers_[device.id()];
   if (!c.started) {
     c.started = true;

@@ -39,6 +39,19 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
 
   Result<Message> recv() override { return receive(std::nullopt); }
   Result<Message> recv(double timeout_s) override { return receive(timeout_s); }
+  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
+  uint64_t queued_bytes() const override { return queued_bytes_; }
+
+  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
+  Status admit(uint64_t wire_bytes) {
+    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
+      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
+                              " bytes queued, a message of " + std::to_string(wire_bytes) +
+                              " bytes would pass its limit of " + std::to_string(queue_limit_));
+    }
+    queued_bytes_ += wire_bytes;
+    return Status::ok_status();
+  }
 
   // Called by the scheduler when a message arrives.
   void deliver(Message message) {
@@ -60,6 +73,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     if (!queue_.empty()) {
       Message m = std::move(queue_.front());
       queue_.pop_front();
+      queued_bytes_ -= m.wire_bytes();
       return m;
     }
     const Waiter w = env_.prepare_wait("recv on " + name_);
@@ -77,6 +91,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     }
     Message m = std::move(*self.received);
     self.received.reset();
+    queued_bytes_ -= m.wire_bytes();
     return m;
   }
 
@@ -85,6 +100,8 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
   HostId host_;  // -1 until endpoint() creates it on a host
   std::deque<Message> queue_;
   std::deque<Waiter> waiters_;
+  uint64_t queue_limit_ = 0;   // 0: none
+  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
 };
 
 class MemoryEnv::MemDevice final : public Device {
@@ -665,6 +682,14 @@ Endpoint& MemoryEnv::endpoint(HostId host, std::string_view name) {
   return ep;
 }
 
+Result<HostId> MemoryEnv::host_of(std::string_view name) const {
+  auto it = endpoints_.find(name);
+  if (it == endpoints_.end() || !it->second->bound()) {
+    return Status::not_found("no endpoint called '" + std::string(name) + "' has been created");
+  }
+  return it->second->host();
+}
+
 double MemoryEnv::transfer(HostId from, uint64_t bytes, double ready_at_s) {
   Host& h = hosts_[static_cast<size_t>(from)];
   const double start = std::max(ready_at_s, h.nic_free_at_s);
@@ -700,6 +725,7 @@ Status MemoryEnv::send(HostId from, std::string_view to, Message message) {
   GRANARY_CHECK(from >= 0 && from < host_count());
   MemEndpoint& ep = endpoint_by_name(to);
   if (Status s = check_reachable(from, ep); !s.ok()) return s;
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   double at = now_s_;
   if (!(ep.bound() && ep.host() == from)) {
     at = transfer(from, message.wire_bytes(), now_s_) + hosts_[static_cast<size_t>(from)].latency_s;
@@ -719,6 +745,8 @@ Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t len
   const HostId host = dev.host();
   MemEndpoint& ep = endpoint_by_name(to);
   if (Status s = check_reachable(host, ep); !s.ok()) return s;
+  message.payload = Payload::of_size(length);  // for its wire bytes
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   const auto [data_at, dev_done] = dev.reserve(length);
   message.payload = dev.contents(offset, length);
   double at = dev_done;

@@ -146,6 +146,7 @@ class MemoryEnv final : public Env {
   Status join(TaskId id) override;
   Status cancel(TaskId id) override;
   Endpoint& endpoint(HostId host, std::string_view name) override;
+  Result<HostId> host_of(std::string_view name) const override;
   Status send(HostId from, std::string_view to, Message message) override;
   Status send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
                           Message message) override;

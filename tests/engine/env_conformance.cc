@@ -416,6 +416,95 @@ TEST_P(EnvConformance, ASendInvolvingAHostThatIsDownFailsWithUnavailable) {
   EXPECT_EQ(got["inbox2"], (std::vector<int32_t>{6, 9}));
 }
 
+// Contract: host_of gives the host of a created endpoint, kNotFound for a name nobody has
+// created (even one that messages were sent to).
+TEST_P(EnvConformance, HostOfGivesTheHostOfACreatedEndpoint) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 0}, {1, 1e9, 0}, {1, 1e9, 0}}));
+  Result<HostId> before = Status::io_error("not asked"), osd = before, reply = before,
+                 unsent = before, sent_only = before;
+  env.spawn(2, "osd", [&] {
+    env.sleep_s(1.0);
+    (void)env.endpoint(2, "osd.3");
+    (void)env.endpoint(2, "osd.3.recovery");
+  });
+  env.spawn(0, "client", [&] {
+    (void)env.send(0, "client0.reply.7", numbered(1));  // sent to, never created
+    before = env.host_of("osd.3");
+    env.sleep_s(2.0);
+    osd = env.host_of("osd.3");
+    reply = env.host_of("osd.3.recovery");
+    unsent = env.host_of("osd.4");
+    sent_only = env.host_of("client0.reply.7");
+  });
+  ASSERT_TRUE(w.run().ok());
+  EXPECT_EQ(before.status().code(), Status::Code::kNotFound) << before.status().to_string();
+  ASSERT_TRUE(osd.ok()) << osd.status().to_string();
+  EXPECT_EQ(*osd, 2);
+  ASSERT_TRUE(reply.ok()) << reply.status().to_string();
+  EXPECT_EQ(*reply, 2);
+  EXPECT_EQ(unsent.status().code(), Status::Code::kNotFound) << unsent.status().to_string();
+  EXPECT_EQ(sent_only.status().code(), Status::Code::kNotFound) << sent_only.status().to_string();
+}
+
+// Contract: with a queue limit, a send that finds bytes queued (sent and not yet received) and
+// would take them past the limit fails with kNoSpace and sends nothing; a send to an empty
+// queue always goes; receiving frees the room; queued_bytes() counts the wire bytes.
+TEST_P(EnvConformance, AQueueLimitRefusesSendsWithNoSpaceUntilTheReceiverCatchesUp) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 1e-4}, {1, 1e9, 1e-4}}));
+  constexpr uint64_t kWire = 3000;  // each small message's wire bytes
+  const uint64_t payload = kWire - Message::kDefaultHeaderBytes;
+  std::map<std::string, Status> sent;
+  std::map<std::string, uint64_t> queued;
+  std::vector<int32_t> got;
+  env.spawn(1, "receiver", [&] {
+    Endpoint& inbox = env.endpoint(1, "inbox");
+    inbox.set_queue_limit(10'000);
+    auto take = [&] {
+      Result<Message> m = inbox.recv(5.0);
+      if (m.ok()) got.push_back(number_of(*m));
+    };
+    env.sleep_s(2.0);
+    queued["at 2"] = inbox.queued_bytes();
+    take();
+    queued["after one"] = inbox.queued_bytes();
+    env.sleep_s(1.0);
+    for (int i = 0; i < 3; ++i) take();
+    queued["drained"] = inbox.queued_bytes();
+    env.sleep_s(2.0);
+    take();
+    take();
+    queued["end"] = inbox.queued_bytes();
+  });
+  env.spawn(0, "sender", [&] {
+    env.sleep_s(1.0);
+    for (int32_t i = 1; i <= 4; ++i)
+      sent["m" + std::to_string(i)] = env.send(0, "inbox", numbered(i, payload));
+    env.sleep_s(1.5);  // the receiver took one at 2
+    sent["m5"] = env.send(0, "inbox", numbered(5, payload));
+    sent["m6"] = env.send(0, "inbox", numbered(6, payload));
+    env.sleep_s(1.5);  // drained at 3: an empty queue takes a message larger than the limit
+    sent["big"] = env.send(0, "inbox", numbered(7, 20'000));
+    sent["behind big"] = env.send(0, "inbox", numbered(8, payload));
+    env.sleep_s(2.0);  // the big one was taken at 5
+    sent["after big"] = env.send(0, "inbox", numbered(9, payload));
+  });
+  ASSERT_TRUE(w.run().ok());
+  for (const char* ok : {"m1", "m2", "m3", "m5", "big", "after big"}) {
+    EXPECT_TRUE(sent[ok].ok()) << ok << ": " << sent[ok].to_string();
+  }
+  for (const char* refused : {"m4", "m6", "behind big"}) {
+    EXPECT_EQ(sent[refused].code(), Status::Code::kNoSpace)
+        << refused << ": " << sent[refused].to_string();
+  }
+  EXPECT_EQ(queued["at 2"], 3 * kWire);
+  EXPECT_EQ(queued["after one"], 2 * kWire);
+  EXPECT_EQ(queued["drained"], 0u);
+  EXPECT_EQ(queued["end"], 0u);
+  EXPECT_EQ(got, (std::vector<int32_t>{1, 2, 3, 5, 7, 9}));
+}
+
 // ---- devices
 
 // Contract: a write that returned OK is visible to every later read (bytes where the device
