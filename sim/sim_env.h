@@ -4,6 +4,10 @@
 // one transfer whose route starts at the drive: the drive, the server NIC and the fabric share
 // it (a pipelined read-and-send).
 //
+// Task ids are actor pids; cancel() is Actor::kill() plus a mark that ends the actor at its
+// next Env call (a kill is handled only after the current scheduling round). Hosts marked down
+// (set_host_down) and endpoint queue limits are the Env's own bookkeeping, checked at send.
+//
 // Not thread-safe (SimGrid runs actors one at a time). One per simulation.
 #pragma once
 

@@ -50,6 +50,14 @@
 //  - Endpoints: FIFO queues; a recv() blocks until a message is delivered; waiting receivers
 //    are served in the order they started waiting. A message sent to a name nobody has asked
 //    for yet is kept until endpoint() creates it.
+//  - Tasks: spawn() numbers tasks 0, 1, ... in spawn order. join() blocks until the task is
+//    reaped. cancel() marks the task and resumes it at the current time (after the wake-ups
+//    already due), so that it unwinds from the call it is blocked in; its compute job leaves
+//    its host at once, and a semaphore permit handed to it before it ran again goes back.
+//  - Hosts down: set_host_down(h) makes send and send_from_device refuse (kUnavailable) what
+//    leaves h or goes to an endpoint on h; messages already scheduled are still delivered.
+//  - Queue limits: Endpoint::set_queue_limit counts the wire bytes sent to an endpoint and not
+//    yet received (from the send on), as engine/env.h says.
 //  - Semaphores: FIFO hand-off to waiters. An acquire that would not block may also be made
 //    outside tasks (e.g. to read a service's counters after a run).
 //
