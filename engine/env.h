@@ -43,6 +43,8 @@ namespace granary {
 using HostId = int32_t;
 // Devices (drives) likewise.
 using DeviceId = int32_t;
+// Tasks are numbered by the Env that spawns them; an id is never reused within a world.
+using TaskId = uint64_t;
 
 // Messages of at most this many bytes on the wire (Message::wire_bytes()) are "small": requests,
 // acknowledgements, metadata. An Env may charge them only the latency of their route (the
@@ -65,6 +67,17 @@ class Endpoint {
   // clock has then advanced by `timeout_s`. A message that arrives in time is returned when it
   // arrives.
   virtual Result<Message> recv(double timeout_s) = 0;
+
+  // Back-pressure. The bytes queued on the endpoint are the wire bytes (Message::wire_bytes())
+  // of the messages sent to it (send, send_from_device, also before it was created) and not
+  // yet received, those in flight included. With a limit set, a send that finds something
+  // queued and would take the queue past the limit fails with kNoSpace and sends nothing; a
+  // send to an empty queue always goes (so a message larger than the limit is not refused for
+  // ever). The sender retries later: after a reply, or a sleep. 0, the default, is no limit.
+  // Set by the endpoint's owner; a real Env maps it to the receive credits (or buffer) of the
+  // endpoint's connections.
+  virtual void set_queue_limit(uint64_t bytes) = 0;
+  virtual uint64_t queued_bytes() const = 0;
 };
 
 // A block device: a drive of a storage server.
@@ -120,6 +133,13 @@ struct TaskOptions {
   bool daemon = false;
 };
 
+// Hosts that go down. A host goes down, and comes back, by the world's doing, never by a
+// service's: the failure injection of a test or simulation (MemoryEnv::set_host_down,
+// SimEnv::set_host_down), a peer whose connections fail in real mode. While an Env knows a
+// host is down, a send from it or to one of its endpoints fails with kUnavailable and sends
+// nothing. Nothing else changes: its tasks keep running (cancel them to model the crash of its
+// processes), its devices keep their contents, and a message already under way may be lost or
+// delivered.
 class Env {
  public:
   virtual ~Env() = default;
@@ -135,16 +155,55 @@ class Env {
   // core-seconds per second.
   virtual void compute_s(double core_seconds) = 0;
 
-  // Starts `task` on `host`.
-  virtual void spawn(HostId host, std::string name, std::function<void()> task,
-                     TaskOptions options = {}) = 0;
+  // Starts `task` on `host` and returns its id (unique within the world, never reused).
+  virtual TaskId spawn(HostId host, std::string name, std::function<void()> task,
+                       TaskOptions options = {}) = 0;
+  // Blocks the calling task until task `id` has ended: returned, been cancelled, or been
+  // terminated at the end of the world. Returns at once when it has already ended. Joining a
+  // task that never ends blocks for ever (a daemon: until the world ends). Refused with
+  // InvalidArgument, at once, for an id this Env never gave out and for the caller's own id.
+  // Called from tasks only.
+  virtual Status join(TaskId id) = 0;
+  // Terminates task `id` at the current time: its stack unwinds (destructors run, by an
+  // internal exception that does not derive from std::exception, so service code must not
+  // swallow it with catch (...)) from the Env call it is blocked in, or from the Env call that
+  // would let it go on (a wait that completes as it is cancelled); a task that has not started
+  // yet never runs. What it waited for is abandoned: a recv still waiting takes no message (it
+  // stays for the next receiver), a compute stops sharing the host's cores, a semaphore permit
+  // not yet taken goes to the next waiter. Device operations it had started complete. OK and
+  // nothing happens for a task that has already ended; InvalidArgument for an id this Env never
+  // gave out and for the caller's own id (a task ends itself by returning). The caller goes on
+  // without waiting (join() waits for the end); as after any Env call, other tasks may have run
+  // in between at the same time. From tasks, or from outside them before the world runs.
+  // Code that a cancel unwinds must not make Env calls from destructors.
+  virtual Status cancel(TaskId id) = 0;
 
   // The endpoint called `name`, created on `host` the first time it is asked for. Asking again
   // for the same name returns the same endpoint (its host must match).
+  //
+  // Naming. An endpoint's name is "<service>.<id>[.<suffix>]": the service ("osd", "mds",
+  // "mon", a client's or GPU consumer's configured name), its number, and for the further
+  // endpoints a service opens a suffix ("client3.reply.17", a client's per-call reply
+  // endpoints). A name is unique within the world and its endpoint never changes host. That is
+  // what lets a real Env map names to network addresses: a host is one network address (a
+  // libfabric address, or IP and port over TCP, from the launcher's table of hosts), an
+  // endpoint is a tag demultiplexed at that address, and a name resolves to its host's address
+  // (host_of). Well-known names (an OSD on its server, the monitor, the metadata servers) are
+  // known to every host from the scenario when the cluster starts; the others, reply endpoints,
+  // travel in the messages that ask for replies (reply_to), with the address of their host.
   virtual Endpoint& endpoint(HostId host, std::string_view name) = 0;
+  // The host of the endpoint called `name`: kNotFound while nobody has created it (endpoint()).
+  virtual Result<HostId> host_of(std::string_view name) const = 0;
   // Sends `message` to the endpoint called `to` and returns at once; the transfer of
   // message.wire_bytes() proceeds in the background and the receiver gets the message when it
   // has arrived. `from` is the sending host (the data leaves from there).
+  //  - Completion: OK means the message is under way, as a real network's send completion
+  //    means its bytes left; delivery is then best-effort (a message whose destination goes
+  //    down before it arrives may be lost; a service that needs to know waits for a reply
+  //    with a timeout). An error means nothing was sent:
+  //      kUnavailable when `from`, or the host of the endpoint `to`, is known to be down at
+  //      send time (see "Hosts that go down" above);
+  //      kNoSpace when the endpoint's queue is at its limit (Endpoint::set_queue_limit).
   //  - A message sent to a name nobody has asked for yet waits until endpoint() creates it.
   //  - Order: small messages (kSmallMessageBytes) sent by one task to one endpoint arrive in
   //    the order they were sent. Larger ones are data flows that share the network; they may
@@ -152,12 +211,13 @@ class Env {
   //    services match replies to requests by id, not by order.
   //  - Time: a message larger than kSmallMessageBytes takes at least wire_bytes() divided by
   //    the sending host's NIC bandwidth, and messages leaving one NIC share it.
-  virtual void send(HostId from, std::string_view to, Message message) = 0;
+  virtual Status send(HostId from, std::string_view to, Message message) = 0;
   // Sends `message` with a payload of `length` bytes read from `device` at `offset` straight
   // to `to`: the read and the transfer are pipelined (a zero-copy or RDMA read), which is how
   // a storage server streams a large extent. Returns at once: OK when the transfer is under
-  // way; InvalidArgument, and nothing is sent, when the range does not fit the device. The
-  // payload carries the device's bytes where it keeps them (Device::read). Delivery as send.
+  // way; InvalidArgument, and nothing is sent, when the range does not fit the device; the
+  // errors of send otherwise, `from` being the device's host. The payload carries the device's
+  // bytes where it keeps them (Device::read). Delivery as send.
   virtual Status send_from_device(Device& device, uint64_t offset, uint64_t length,
                                   std::string_view to, Message message) = 0;
 

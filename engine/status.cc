@@ -27,6 +27,9 @@ std::string Status::to_string() const {
     case Code::kNoSpace:
       name = "no space";
       break;
+    case Code::kUnavailable:
+      name = "unavailable";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

@@ -22,7 +22,8 @@ class Status {
     kCorruption,
     kIOError,
     kNotSupported,
-    kNoSpace,  // a device or region is full; the message names it, the bytes asked and free
+    kNoSpace,      // a device or region is full; the message names it, the bytes asked and free
+    kUnavailable,  // a host or service that cannot be reached now (down, cut off); may come back
   };
 
   Status() = default;
@@ -36,6 +37,7 @@ class Status {
   static Status io_error(std::string msg) { return {Code::kIOError, std::move(msg)}; }
   static Status not_supported(std::string msg) { return {Code::kNotSupported, std::move(msg)}; }
   static Status no_space(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
+  static Status unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -1,5 +1,6 @@
 #include "sim/sim_env.h"
 
+#include <algorithm>
 #include <simgrid/Exception.hpp>
 
 namespace granary::sim {
@@ -14,12 +15,15 @@ void delete_message(void* p) {
 
 class SimEnv::SimEndpoint final : public Endpoint {
  public:
-  SimEndpoint(std::string name, HostId host) : name_(std::move(name)), host_(host) {
+  SimEndpoint(SimEnv& env, std::string name, HostId host)
+      : env_(env), name_(std::move(name)), host_(host) {
     mailbox_ = sg4::Mailbox::by_name(name_);
   }
   ~SimEndpoint() override = default;
   const std::string& name() const override { return name_; }
   HostId host() const override { return host_; }
+  bool bound() const { return host_ >= 0; }
+  void bind(HostId host) { host_ = host; }
   sg4::Mailbox* mailbox() const { return mailbox_; }
 
   void claim_receiver() {
@@ -31,9 +35,25 @@ class SimEnv::SimEndpoint final : public Endpoint {
     }
   }
 
+  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
+  uint64_t queued_bytes() const override { return queued_bytes_; }
+
+  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
+  Status admit(uint64_t wire_bytes) {
+    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
+      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
+                              " bytes queued, a message of " + std::to_string(wire_bytes) +
+                              " bytes would pass its limit of " + std::to_string(queue_limit_));
+    }
+    queued_bytes_ += wire_bytes;
+    return Status::ok_status();
+  }
+
   Result<Message> recv() override {
     try {
       std::unique_ptr<Message> m(mailbox_->get<Message>());
+      queued_bytes_ -= m->wire_bytes();
+      env_.exit_if_cancelled();
       return std::move(*m);
     } catch (const simgrid::Exception& e) {
       return Status::io_error("receive on " + name_ + " failed: " + e.what());
@@ -48,31 +68,36 @@ class SimEnv::SimEndpoint final : public Endpoint {
     } catch (const simgrid::TimeoutException&) {
       comm->cancel();
       // A message that completed at the very instant of the timeout is not lost: take it.
-      if (raw != nullptr) {
-        std::unique_ptr<Message> m(raw);
-        return std::move(*m);
+      if (raw == nullptr) {
+        env_.exit_if_cancelled();
+        return Status::not_found("nothing arrived on " + name_ + " within " +
+                                 std::to_string(timeout_s) + " s");
       }
-      return Status::not_found("nothing arrived on " + name_ + " within " +
-                               std::to_string(timeout_s) + " s");
     } catch (const simgrid::Exception& e) {
       return Status::io_error("receive on " + name_ + " failed: " + e.what());
     }
     std::unique_ptr<Message> m(raw);
+    queued_bytes_ -= m->wire_bytes();
+    env_.exit_if_cancelled();
     return std::move(*m);
   }
 
  private:
+  SimEnv& env_;
   std::string name_;
-  HostId host_;
+  HostId host_;  // -1 until endpoint() creates it on a host
   sg4::Mailbox* mailbox_ = nullptr;
   bool receiver_set_ = false;
+  uint64_t queue_limit_ = 0;   // 0: none
+  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
 };
 
 class SimEnv::SimDevice final : public Device {
  public:
-  SimDevice(DeviceId id, HostId server, sg4::Host* drive_host, sg4::Host* server_host,
+  SimDevice(SimEnv& env, DeviceId id, HostId server, sg4::Host* drive_host, sg4::Host* server_host,
             uint64_t capacity)
-      : id_(id),
+      : env_(env),
+        id_(id),
         server_(server),
         drive_host_(drive_host),
         server_host_(server_host),
@@ -89,6 +114,7 @@ class SimEnv::SimDevice final : public Device {
     if (!queue_) return 0;
     const double ready = queue_->admit(sg4::Engine::get_clock(), write, bytes);
     sg4::this_actor::sleep_until(ready);
+    env_.exit_if_cancelled();
     return ready;
   }
   // As access() for an operation a courier carries out later: only the ready time.
@@ -101,6 +127,7 @@ class SimEnv::SimDevice final : public Device {
     try {
       access(false, length);
       sg4::Comm::sendto(drive_host_, server_host_, length);
+      env_.exit_if_cancelled();
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
     }
@@ -117,6 +144,7 @@ class SimEnv::SimDevice final : public Device {
     try {
       access(true, data.size_bytes);
       sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
+      env_.exit_if_cancelled();
     } catch (const simgrid::Exception& e) {
       return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
     }
@@ -138,6 +166,7 @@ class SimEnv::SimDevice final : public Device {
   Status flush() override { return Status(); }
 
  private:
+  SimEnv& env_;
   DeviceId id_;
   HostId server_;
   sg4::Host* drive_host_;
@@ -148,11 +177,18 @@ class SimEnv::SimDevice final : public Device {
 
 class SimEnv::SimSemaphore final : public Semaphore {
  public:
-  explicit SimSemaphore(int initial) : sem_(sg4::Semaphore::create(initial)) {}
-  void acquire() override { sem_->acquire(); }
+  SimSemaphore(SimEnv& env, int initial) : env_(env), sem_(sg4::Semaphore::create(initial)) {}
+  void acquire() override {
+    sem_->acquire();
+    if (env_.cancelled_self()) {  // granted as it was cancelled: the permit goes on
+      sem_->release();
+      env_.exit_if_cancelled();
+    }
+  }
   void release() override { sem_->release(); }
 
  private:
+  SimEnv& env_;
   sg4::SemaphorePtr sem_;
 };
 
@@ -162,11 +198,12 @@ SimEnv::SimEnv(const models::Topology& topology, const Platform& platform, uint6
     const models::TopologyNode& drive = topology.nodes[topology.drives[d]];
     GRANARY_CHECK(drive.owner >= 0);
     // Capacity is not part of the topology: devices are as large as any object store needs.
-    devices_.push_back(std::make_unique<SimDevice>(static_cast<DeviceId>(d), drive.owner,
+    devices_.push_back(std::make_unique<SimDevice>(*this, static_cast<DeviceId>(d), drive.owner,
                                                    platform.hosts[topology.drives[d]],
                                                    platform.hosts[drive.owner], uint64_t{1} << 62));
   }
   couriers_.resize(devices_.size());
+  host_down_.assign(platform.hosts.size(), false);
 }
 
 SimEnv::~SimEnv() {
@@ -179,45 +216,148 @@ double SimEnv::now_s() const {
 
 void SimEnv::sleep_s(double seconds) {
   if (seconds > 0) sg4::this_actor::sleep_for(seconds);
+  exit_if_cancelled();
 }
 
 void SimEnv::compute_s(double core_seconds) {
   if (core_seconds > 0)
     sg4::this_actor::execute(core_seconds * sg4::this_actor::get_host()->get_speed());
+  exit_if_cancelled();
 }
 
-void SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task,
-                   TaskOptions options) {
-  sg4::ActorPtr a = sg4::Actor::create(name, host(host_id), std::move(task));
+bool SimEnv::cancelled_self() const {
+  return !cancelled_.empty() && !sg4::Actor::is_maestro() &&
+         cancelled_.count(static_cast<TaskId>(sg4::this_actor::get_pid())) > 0;
+}
+
+void SimEnv::exit_if_cancelled() {
+  if (cancelled_self()) sg4::this_actor::exit();  // unwinds with a ForcefulKillException
+}
+
+TaskId SimEnv::spawn(HostId host_id, std::string name, std::function<void()> task,
+                     TaskOptions options) {
+  // A task cancelled before it first runs never runs; its id leaves the cancelled set when it
+  // ends, however it ends.
+  auto body = [this, task = std::move(task)] {
+    struct Forget {
+      SimEnv* env;
+      ~Forget() {
+        if (!env->cancelled_.empty()) {
+          env->cancelled_.erase(static_cast<TaskId>(sg4::this_actor::get_pid()));
+        }
+      }
+    } forget{this};
+    if (cancelled_self()) return;
+    task();
+  };
+  sg4::ActorPtr a = sg4::Actor::create(name, host(host_id), std::move(body));
   if (options.daemon) a->daemonize();
+  const auto id = static_cast<TaskId>(a->get_pid());
+  last_task_ = std::max(last_task_, id);
+  spawned_ = true;
+  return id;
 }
 
-Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
+Status SimEnv::check_task(const char* what, TaskId id) const {
+  if (!spawned_ || id > last_task_ ||
+      std::find(courier_pids_.begin(), courier_pids_.end(), id) != courier_pids_.end()) {
+    return Status::invalid_argument(std::string(what) + ": no task " + std::to_string(id) +
+                                    " was spawned");
+  }
+  if (!sg4::Actor::is_maestro() && static_cast<TaskId>(sg4::this_actor::get_pid()) == id) {
+    return Status::invalid_argument(std::string(what) + ": task '" + sg4::this_actor::get_name() +
+                                    "' cannot " + what + " itself");
+  }
+  return Status::ok_status();
+}
+
+Status SimEnv::join(TaskId id) {
+  if (Status s = check_task("join", id); !s.ok()) return s;
+  // Pids are never reused: an actor that is gone has ended.
+  if (sg4::ActorPtr a = sg4::Actor::by_pid(static_cast<aid_t>(id))) a->join();
+  exit_if_cancelled();
+  return Status::ok_status();
+}
+
+Status SimEnv::cancel(TaskId id) {
+  if (Status s = check_task("cancel", id); !s.ok()) return s;
+  sg4::ActorPtr a = sg4::Actor::by_pid(static_cast<aid_t>(id));
+  if (!a) return Status::ok_status();  // ended
+  // SimGrid cancels what the actor waits for and unwinds it (ForcefulKillException) when it
+  // is next scheduled, at this time. kill() is a simcall, handled after this scheduling round:
+  // a victim that is ready to run (its wait just completed, or it has not started) would run
+  // first, so the Env marks it at once and its Env calls end it (exit_if_cancelled).
+  cancelled_.insert(id);
+  a->kill();
+  return Status::ok_status();
+}
+
+SimEnv::SimEndpoint& SimEnv::endpoint_by_name(std::string_view name) {
   auto it = endpoints_.find(name);
   if (it == endpoints_.end()) {
-    it = endpoints_
-             .emplace(std::string(name), std::make_unique<SimEndpoint>(std::string(name), host_id))
-             .first;
+    it =
+        endpoints_
+            .emplace(std::string(name), std::make_unique<SimEndpoint>(*this, std::string(name), -1))
+            .first;
   }
-  GRANARY_CHECK(it->second->host() == host_id);
-  it->second->claim_receiver();
   return *it->second;
 }
 
-void SimEnv::send(HostId, std::string_view to, Message message) {
+Endpoint& SimEnv::endpoint(HostId host_id, std::string_view name) {
+  GRANARY_CHECK(host_id >= 0 && static_cast<size_t>(host_id) < platform_.hosts.size());
+  SimEndpoint& ep = endpoint_by_name(name);
+  if (!ep.bound()) ep.bind(host_id);
+  GRANARY_CHECK(ep.host() == host_id);
+  ep.claim_receiver();
+  return ep;
+}
+
+Result<HostId> SimEnv::host_of(std::string_view name) const {
+  auto it = endpoints_.find(name);
+  if (it == endpoints_.end() || !it->second->bound()) {
+    return Status::not_found("no endpoint called '" + std::string(name) + "' has been created");
+  }
+  return it->second->host();
+}
+
+void SimEnv::set_host_down(HostId host_id, bool down) {
+  GRANARY_CHECK(host_id >= 0 && static_cast<size_t>(host_id) < host_down_.size());
+  host_down_[static_cast<size_t>(host_id)] = down;
+}
+
+bool SimEnv::host_down(HostId host_id) const {
+  GRANARY_CHECK(host_id >= 0 && static_cast<size_t>(host_id) < host_down_.size());
+  return host_down_[static_cast<size_t>(host_id)];
+}
+
+Status SimEnv::check_reachable(HostId from, const SimEndpoint& to) const {
+  const HostId dead = host_down(from) ? from : to.bound() && host_down(to.host()) ? to.host() : -1;
+  if (dead < 0) return Status::ok_status();
+  return Status::unavailable("send from host " + host(from)->get_name() + " to endpoint " +
+                             to.name() + ": host " + host(dead)->get_name() + " is down");
+}
+
+Status SimEnv::send(HostId from, std::string_view to, Message message) {
+  SimEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(from, ep); !s.ok()) return s;
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   // A small message (a request, a metadata op) costs its route's latency; its bytes are noise
   // next to the data flows, so it is sent as a latency-only transfer, which spares the
   // bandwidth solver a flow and an event.
   const uint64_t bytes = message.wire_bytes() <= kLatencyOnlyBytes ? 0 : message.wire_bytes();
   auto* m = new Message(std::move(message));
-  sg4::Mailbox::by_name(std::string(to))->put_init(m, bytes)->detach(delete_message);
+  ep.mailbox()->put_init(m, bytes)->detach(delete_message);
+  return Status::ok_status();
 }
 
 Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
                                 std::string_view to, Message message) {
   auto& sim_device = static_cast<SimDevice&>(device);
   if (Status s = sim_device.check_range("send", offset, length); !s.ok()) return s;
+  SimEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(device.host(), ep); !s.ok()) return s;
   message.payload = Payload::of_size(length);
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   Courier& c = couriers_[device.id()];
   if (!c.started) {
     c.started = true;
@@ -226,11 +366,11 @@ Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length
     sg4::ActorPtr a = sg4::Actor::create("courier." + std::to_string(id), sim_device.drive_host(),
                                          [this, id] { courier_loop(id); });
     a->daemonize();
+    courier_pids_.push_back(static_cast<TaskId>(a->get_pid()));
   }
   const uint64_t bytes = message.wire_bytes();
   const double ready = sim_device.admit_read(length);
-  c.jobs.push_back(
-      {sg4::Mailbox::by_name(std::string(to)), new Message(std::move(message)), bytes, ready});
+  c.jobs.push_back({ep.mailbox(), new Message(std::move(message)), bytes, ready});
   c.pending->release();
   return Status();
 }
@@ -269,7 +409,7 @@ const DriveQueue* SimEnv::drive_queue(DeviceId id) const {
 }
 
 std::unique_ptr<Semaphore> SimEnv::make_semaphore(int initial) {
-  return std::make_unique<SimSemaphore>(initial);
+  return std::make_unique<SimSemaphore>(*this, initial);
 }
 
 sg4::Host* SimEnv::host(HostId id) const {

@@ -4,6 +4,10 @@
 // one transfer whose route starts at the drive: the drive, the server NIC and the fabric share
 // it (a pipelined read-and-send).
 //
+// Task ids are actor pids; cancel() is Actor::kill() plus a mark that ends the actor at its
+// next Env call (a kill is handled only after the current scheduling round). Hosts marked down
+// (set_host_down) and endpoint queue limits are the Env's own bookkeeping, checked at send.
+//
 // Not thread-safe (SimGrid runs actors one at a time). One per simulation.
 #pragma once
 
@@ -12,6 +16,7 @@
 #include <memory>
 #include <simgrid/s4u.hpp>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/env.h"
@@ -35,10 +40,14 @@ class SimEnv final : public Env {
   double now_s() const override;
   void sleep_s(double seconds) override;
   void compute_s(double core_seconds) override;
-  void spawn(HostId host, std::string name, std::function<void()> task,
-             TaskOptions options = {}) override;
+  // Task ids are the actors' pids.
+  TaskId spawn(HostId host, std::string name, std::function<void()> task,
+               TaskOptions options = {}) override;
+  Status join(TaskId id) override;
+  Status cancel(TaskId id) override;
   Endpoint& endpoint(HostId host, std::string_view name) override;
-  void send(HostId from, std::string_view to, Message message) override;
+  Result<HostId> host_of(std::string_view name) const override;
+  Status send(HostId from, std::string_view to, Message message) override;
   Status send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
                           Message message) override;
   Device& device(DeviceId id) override;
@@ -53,6 +62,12 @@ class SimEnv final : public Env {
   void set_drive_slowdown(DeviceId id, double factor);
   // The drive's queue (null before set_drive_timing).
   const DriveQueue* drive_queue(DeviceId id) const;
+
+  // Marks `host` down (or up again): sends from it and to its endpoints fail with kUnavailable
+  // (engine/env.h, "Hosts that go down"). Only the Env's bookkeeping: the SimGrid host stays on
+  // and its actors run. Nothing in the runner calls it (its failures are the services' own).
+  void set_host_down(HostId host, bool down);
+  bool host_down(HostId host) const;
 
   simgrid::s4u::Host* host(HostId id) const;
   HostId host_of_drive(DeviceId id) const;
@@ -74,6 +89,16 @@ class SimEnv final : public Env {
     bool started = false;
   };
   void courier_loop(DeviceId id);
+  // Whether the calling actor has been cancelled; ends it if so (every blocking Env call ends
+  // with this check: see cancel()).
+  bool cancelled_self() const;
+  void exit_if_cancelled();
+  // The endpoint called `name`, made without a host (-1) when nobody has asked for it yet.
+  SimEndpoint& endpoint_by_name(std::string_view name);
+  // OK, or kUnavailable when `from` or the host of `to` is down.
+  Status check_reachable(HostId from, const SimEndpoint& to) const;
+  // Whether `id` is a task this Env spawned (not a courier, not beyond the last spawn).
+  Status check_task(const char* what, TaskId id) const;
 
   const models::Topology& topology_;
   const Platform& platform_;
@@ -81,6 +106,11 @@ class SimEnv final : public Env {
   std::map<std::string, std::unique_ptr<SimEndpoint>, std::less<>> endpoints_;
   std::vector<std::unique_ptr<SimDevice>> devices_;
   std::vector<Courier> couriers_;
+  std::vector<bool> host_down_;  // [HostId]
+  TaskId last_task_ = 0;         // the largest pid spawn() gave out
+  bool spawned_ = false;
+  std::vector<TaskId> courier_pids_;
+  std::unordered_set<TaskId> cancelled_;  // cancelled tasks that may not have unwound yet
 };
 
 }  // namespace granary::sim

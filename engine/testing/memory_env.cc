@@ -39,6 +39,19 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
 
   Result<Message> recv() override { return receive(std::nullopt); }
   Result<Message> recv(double timeout_s) override { return receive(timeout_s); }
+  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
+  uint64_t queued_bytes() const override { return queued_bytes_; }
+
+  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
+  Status admit(uint64_t wire_bytes) {
+    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
+      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
+                              " bytes queued, a message of " + std::to_string(wire_bytes) +
+                              " bytes would pass its limit of " + std::to_string(queue_limit_));
+    }
+    queued_bytes_ += wire_bytes;
+    return Status::ok_status();
+  }
 
   // Called by the scheduler when a message arrives.
   void deliver(Message message) {
@@ -60,6 +73,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     if (!queue_.empty()) {
       Message m = std::move(queue_.front());
       queue_.pop_front();
+      queued_bytes_ -= m.wire_bytes();
       return m;
     }
     const Waiter w = env_.prepare_wait("recv on " + name_);
@@ -77,6 +91,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     }
     Message m = std::move(*self.received);
     self.received.reset();
+    queued_bytes_ -= m.wire_bytes();
     return m;
   }
 
@@ -85,6 +100,8 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
   HostId host_;  // -1 until endpoint() creates it on a host
   std::deque<Message> queue_;
   std::deque<Waiter> waiters_;
+  uint64_t queue_limit_ = 0;   // 0: none
+  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
 };
 
 class MemoryEnv::MemDevice final : public Device {
@@ -265,33 +282,51 @@ class MemoryEnv::MemDevice final : public Device {
 
 class MemoryEnv::MemSemaphore final : public Semaphore {
  public:
-  MemSemaphore(MemoryEnv& env, int initial) : env_(env), count_(initial) {}
+  MemSemaphore(MemoryEnv& env, int initial) : env_(env), state_(std::make_shared<State>()) {
+    state_->count = initial;
+  }
 
   void acquire() override {
-    if (count_ > 0) {  // allowed outside tasks too (reading a service's counters after a run)
-      --count_;
+    if (state_->count >
+        0) {  // allowed outside tasks too (reading a service's counters after a run)
+      --state_->count;
       return;
     }
     const Waiter w = env_.prepare_wait("semaphore");
-    waiters_.push_back(w);
+    state_->waiters.push_back(w);
     env_.block();  // the releaser handed its permit over
   }
 
-  void release() override {
-    while (!waiters_.empty()) {
-      const Waiter w = waiters_.front();
-      waiters_.pop_front();
-      if (!env_.waiting(w)) continue;  // terminated
-      env_.wake_at(env_.now_s_, w);
-      return;
-    }
-    ++count_;
-  }
+  void release() override { release(env_, state_); }
 
  private:
+  // Shared with the hand-offs under way, which may outlive the semaphore.
+  struct State {
+    int count = 0;
+    std::deque<Waiter> waiters;
+  };
+
+  static void release(MemoryEnv& env, const std::shared_ptr<State>& state) {
+    while (!state->waiters.empty()) {
+      const Waiter w = state->waiters.front();
+      state->waiters.pop_front();
+      if (!env.waiting(w)) continue;  // cancelled or terminated
+      // The permit is the waiter's from now on; should it be cancelled before it runs again,
+      // the permit goes back (to the next waiter) instead of being lost.
+      env.schedule(env.now_s_, [&env, state, w] {
+        if (env.waiting(w)) {
+          env.wake(w);
+        } else {
+          release(env, state);
+        }
+      });
+      return;
+    }
+    ++state->count;
+  }
+
   MemoryEnv& env_;
-  int count_;
-  std::deque<Waiter> waiters_;
+  std::shared_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -439,6 +474,7 @@ void MemoryEnv::task_main(Task* task) {
 
 void MemoryEnv::reap(Task& task) {
   task.thread.join();
+  for (const Waiter& w : task.joiners) wake_at(now_s_, w);
   if (!task.failure.empty() && task_failure_.empty()) {
     task_failure_ = "task '" + task.name + "' on host " + hosts_[task.host].name +
                     " ended with an exception: " + task.failure;
@@ -562,8 +598,8 @@ void MemoryEnv::compute_s(double core_seconds) {
   block();
 }
 
-void MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
-                      TaskOptions options) {
+TaskId MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
+                        TaskOptions options) {
   GRANARY_CHECK(host >= 0 && host < host_count());
   auto t = std::make_unique<Task>();
   t->id = next_task_id_++;
@@ -580,6 +616,51 @@ void MemoryEnv::spawn(HostId host, std::string name, std::function<void()> task,
     Task* task = find_task(id);
     if (task != nullptr && task->state == TaskState::kNew && !task->kill) resume(*task);
   });
+  return id;
+}
+
+Status MemoryEnv::join(TaskId id) {
+  Task& self = current();
+  if (id >= next_task_id_) {
+    return Status::invalid_argument("join: no task " + std::to_string(id) + " was spawned");
+  }
+  if (id == self.id) {
+    return Status::invalid_argument("join: task '" + self.name + "' cannot join itself");
+  }
+  Task* target = find_task(id);
+  if (target == nullptr) return Status::ok_status();  // already ended
+  const Waiter w = prepare_wait("join of '" + target->name + "'");
+  target->joiners.push_back(w);
+  block();
+  return Status::ok_status();
+}
+
+Status MemoryEnv::cancel(TaskId id) {
+  if (id >= next_task_id_) {
+    return Status::invalid_argument("cancel: no task " + std::to_string(id) + " was spawned");
+  }
+  if (running_ != nullptr && running_->id == id) {
+    return Status::invalid_argument("cancel: task '" + running_->name +
+                                    "' cannot cancel itself (it ends by returning)");
+  }
+  Task* target = find_task(id);
+  if (target == nullptr || target->kill) return Status::ok_status();  // ended, or ending
+  target->kill = true;                                                // no wake-up resumes it now
+  // Its computation stops sharing the host's cores.
+  Host& h = hosts_[static_cast<size_t>(target->host)];
+  if (std::any_of(h.jobs.begin(), h.jobs.end(),
+                  [id](const ComputeJob& j) { return j.waiter.task_id == id; })) {
+    advance_compute(h);
+    std::erase_if(h.jobs, [id](const ComputeJob& j) { return j.waiter.task_id == id; });
+    reschedule_compute(target->host);
+  }
+  // Unwinds it now (at this time, after the tasks already due).
+  schedule(now_s_, [this, id] {
+    Task* t = find_task(id);
+    if (t != nullptr && (t->state == TaskState::kNew || t->state == TaskState::kBlocked))
+      resume(*t);
+  });
+  return Status::ok_status();
 }
 
 MemoryEnv::MemEndpoint& MemoryEnv::endpoint_by_name(std::string_view name) {
@@ -601,6 +682,14 @@ Endpoint& MemoryEnv::endpoint(HostId host, std::string_view name) {
   return ep;
 }
 
+Result<HostId> MemoryEnv::host_of(std::string_view name) const {
+  auto it = endpoints_.find(name);
+  if (it == endpoints_.end() || !it->second->bound()) {
+    return Status::not_found("no endpoint called '" + std::string(name) + "' has been created");
+  }
+  return it->second->host();
+}
+
 double MemoryEnv::transfer(HostId from, uint64_t bytes, double ready_at_s) {
   Host& h = hosts_[static_cast<size_t>(from)];
   const double start = std::max(ready_at_s, h.nic_free_at_s);
@@ -612,9 +701,31 @@ void MemoryEnv::deliver(MemEndpoint& ep, Message message) {
   ep.deliver(std::move(message));
 }
 
-void MemoryEnv::send(HostId from, std::string_view to, Message message) {
+void MemoryEnv::set_host_down(HostId host, bool down) {
+  GRANARY_CHECK(host >= 0 && host < host_count());
+  hosts_[static_cast<size_t>(host)].down = down;
+}
+
+bool MemoryEnv::host_down(HostId host) const {
+  GRANARY_CHECK(host >= 0 && host < host_count());
+  return hosts_[static_cast<size_t>(host)].down;
+}
+
+Status MemoryEnv::check_reachable(HostId from, const MemEndpoint& to) const {
+  const HostId dead = hosts_[static_cast<size_t>(from)].down                      ? from
+                      : to.bound() && hosts_[static_cast<size_t>(to.host())].down ? to.host()
+                                                                                  : -1;
+  if (dead < 0) return Status::ok_status();
+  return Status::unavailable("send from host " + hosts_[static_cast<size_t>(from)].name +
+                             " to endpoint " + to.name() + ": host " +
+                             hosts_[static_cast<size_t>(dead)].name + " is down");
+}
+
+Status MemoryEnv::send(HostId from, std::string_view to, Message message) {
   GRANARY_CHECK(from >= 0 && from < host_count());
   MemEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(from, ep); !s.ok()) return s;
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
   double at = now_s_;
   if (!(ep.bound() && ep.host() == from)) {
     at = transfer(from, message.wire_bytes(), now_s_) + hosts_[static_cast<size_t>(from)].latency_s;
@@ -622,6 +733,7 @@ void MemoryEnv::send(HostId from, std::string_view to, Message message) {
   MemEndpoint* target = &ep;
   schedule(at,
            [this, target, m = std::move(message)]() mutable { deliver(*target, std::move(m)); });
+  return Status::ok_status();
 }
 
 Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,
@@ -630,10 +742,13 @@ Status MemoryEnv::send_from_device(Device& device, uint64_t offset, uint64_t len
   MemDevice& dev = *devices_[static_cast<size_t>(device.id())];
   GRANARY_CHECK(&dev == &device);  // a device of this world
   if (Status s = dev.check_range(offset, length); !s.ok()) return s;
-  const auto [data_at, dev_done] = dev.reserve(length);
-  message.payload = dev.contents(offset, length);
   const HostId host = dev.host();
   MemEndpoint& ep = endpoint_by_name(to);
+  if (Status s = check_reachable(host, ep); !s.ok()) return s;
+  message.payload = Payload::of_size(length);  // for its wire bytes
+  if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
+  const auto [data_at, dev_done] = dev.reserve(length);
+  message.payload = dev.contents(offset, length);
   double at = dev_done;
   if (!(ep.bound() && ep.host() == host)) {
     const double nic_done = transfer(host, message.wire_bytes(), data_at);

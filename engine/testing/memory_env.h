@@ -50,6 +50,14 @@
 //  - Endpoints: FIFO queues; a recv() blocks until a message is delivered; waiting receivers
 //    are served in the order they started waiting. A message sent to a name nobody has asked
 //    for yet is kept until endpoint() creates it.
+//  - Tasks: spawn() numbers tasks 0, 1, ... in spawn order. join() blocks until the task is
+//    reaped. cancel() marks the task and resumes it at the current time (after the wake-ups
+//    already due), so that it unwinds from the call it is blocked in; its compute job leaves
+//    its host at once, and a semaphore permit handed to it before it ran again goes back.
+//  - Hosts down: set_host_down(h) makes send and send_from_device refuse (kUnavailable) what
+//    leaves h or goes to an endpoint on h; messages already scheduled are still delivered.
+//  - Queue limits: Endpoint::set_queue_limit counts the wire bytes sent to an endpoint and not
+//    yet received (from the send on), as engine/env.h says.
 //  - Semaphores: FIFO hand-off to waiters. An acquire that would not block may also be made
 //    outside tasks (e.g. to read a service's counters after a run).
 //
@@ -121,6 +129,11 @@ class MemoryEnv final : public Env {
   // Writes made to device `id` since its last flush (its data at risk in a crash).
   uint64_t unflushed_writes(DeviceId id) const;
 
+  // Marks `host` down (or up again): sends from it and to its endpoints fail with kUnavailable
+  // (engine/env.h, "Hosts that go down"). From tasks or the building thread.
+  void set_host_down(HostId host, bool down);
+  bool host_down(HostId host) const;
+
   const std::string& host_name(HostId host) const;
   int host_count() const { return static_cast<int>(hosts_.size()); }
 
@@ -136,10 +149,13 @@ class MemoryEnv final : public Env {
   double now_s() const override { return now_s_; }
   void sleep_s(double seconds) override;
   void compute_s(double core_seconds) override;
-  void spawn(HostId host, std::string name, std::function<void()> task,
-             TaskOptions options = {}) override;
+  TaskId spawn(HostId host, std::string name, std::function<void()> task,
+               TaskOptions options = {}) override;
+  Status join(TaskId id) override;
+  Status cancel(TaskId id) override;
   Endpoint& endpoint(HostId host, std::string_view name) override;
-  void send(HostId from, std::string_view to, Message message) override;
+  Result<HostId> host_of(std::string_view name) const override;
+  Status send(HostId from, std::string_view to, Message message) override;
   Status send_from_device(Device& device, uint64_t offset, uint64_t length, std::string_view to,
                           Message message) override;
   Device& device(DeviceId id) override;
@@ -156,6 +172,12 @@ class MemoryEnv final : public Env {
 
   enum class TaskState { kNew, kRunning, kBlocked, kDone };
 
+  // A registration of a blocked task: valid while the task still waits with that generation.
+  struct Waiter {
+    uint64_t task_id = 0;
+    uint64_t gen = 0;
+  };
+
   struct Task {
     uint64_t id = 0;
     std::string name;
@@ -170,12 +192,7 @@ class MemoryEnv final : public Env {
     bool kill = false;                // set before resuming a task that must terminate
     std::optional<Message> received;  // handed over by a delivery
     std::string failure;              // what() of an exception that escaped the body
-  };
-
-  // A registration of a blocked task: valid while the task still waits with that generation.
-  struct Waiter {
-    uint64_t task_id = 0;
-    uint64_t gen = 0;
+    std::vector<Waiter> joiners;      // tasks blocked in join() on this one
   };
 
   struct ComputeJob {
@@ -189,6 +206,7 @@ class MemoryEnv final : public Env {
     double nic_bytes_per_s = 0;
     double latency_s = 0;
     double nic_free_at_s = 0;
+    bool down = false;
     std::vector<ComputeJob> jobs;
     double jobs_updated_at_s = 0;
     uint64_t compute_gen = 0;  // invalidates scheduled completions when the job set changes
@@ -222,6 +240,8 @@ class MemoryEnv final : public Env {
   void reschedule_compute(HostId host);
   double transfer(HostId from, uint64_t bytes, double ready_at_s);
   void deliver(MemEndpoint& ep, Message message);
+  // OK, or kUnavailable when `from` or the host of `to` is down.
+  Status check_reachable(HostId from, const MemEndpoint& to) const;
   MemEndpoint& endpoint_by_name(std::string_view name);
 
   Random random_;

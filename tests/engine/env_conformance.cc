@@ -76,6 +76,7 @@ class World {
   }
   Status run() { return harness_->run(); }
   Status crash_device(DeviceId id, uint64_t seed) { return harness_->crash_device(id, seed); }
+  void set_host_down(HostId host, bool down) { harness_->set_host_down(host, down); }
   // The tolerance on a time of about `expected_s` seconds.
   double tolerance(double expected_s) const {
     const EnvTraits t = traits();
@@ -357,6 +358,151 @@ TEST_P(EnvConformance, SendFromDeviceDeliversAPayloadOfTheLengthAsked) {
   }
   EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument) << refused.to_string();
   EXPECT_EQ(late.code(), Status::Code::kNotFound) << late.to_string();
+}
+
+// Contract: while a host is down, a send from it or to one of its endpoints fails with
+// kUnavailable and sends nothing (send_from_device too); other hosts are unaffected, a name
+// nobody has created yet is not known to be down, and sends work again once it is back.
+TEST_P(EnvConformance, ASendInvolvingAHostThatIsDownFailsWithUnavailable) {
+  World w(GetParam());
+  WorldSpec spec = hosts({{1, 1e9, 1e-4}, {1, 1e9, 1e-4}, {1, 1e9, 1e-4}});
+  spec.devices.push_back({1, uint64_t{1} << 30, 1e9, 0});
+  Env& env = w.build(spec);
+  std::map<std::string, Status> sent;
+  std::map<std::string, std::vector<int32_t>> got;  // by endpoint
+  for (HostId h : {1, 2}) {
+    env.spawn(
+        h, "listener" + std::to_string(h),
+        [&, h] {
+          Endpoint& ep = env.endpoint(h, "inbox" + std::to_string(h));
+          for (;;) {
+            Result<Message> m = ep.recv();
+            if (!m.ok()) return;
+            got[ep.name()].push_back(number_of(*m));
+          }
+        },
+        TaskOptions{.daemon = true});
+  }
+  env.spawn(0, "sender", [&] {
+    env.sleep_s(0.5);
+    sent["before"] = env.send(0, "inbox1", numbered(1));
+    env.sleep_s(0.5);
+    w.set_host_down(1, true);
+    sent["to the down host"] = env.send(0, "inbox1", numbered(2));
+    sent["large, to the down host"] = env.send(0, "inbox1", numbered(3, 1'000'000));
+    sent["from the down host"] = env.send(1, "inbox2", numbered(4));
+    sent["from a device of the down host"] =
+        env.send_from_device(env.device(0), 0, 4096, "inbox2", numbered(5));
+    sent["between the others"] = env.send(0, "inbox2", numbered(6));
+    sent["to a name not yet created"] = env.send(0, "nobody yet", numbered(7));
+    env.sleep_s(1.0);
+    w.set_host_down(1, false);
+    sent["after"] = env.send(0, "inbox1", numbered(8));
+    sent["from a device, after"] =
+        env.send_from_device(env.device(0), 0, 4096, "inbox2", numbered(9));
+    env.sleep_s(1.0);
+  });
+  ASSERT_TRUE(w.run().ok());
+  for (const char* refused : {"to the down host", "large, to the down host", "from the down host",
+                              "from a device of the down host"}) {
+    EXPECT_EQ(sent[refused].code(), Status::Code::kUnavailable)
+        << refused << ": " << sent[refused].to_string();
+  }
+  for (const char* ok : {"before", "between the others", "to a name not yet created", "after",
+                         "from a device, after"}) {
+    EXPECT_TRUE(sent[ok].ok()) << ok << ": " << sent[ok].to_string();
+  }
+  EXPECT_EQ(got["inbox1"], (std::vector<int32_t>{1, 8}));
+  EXPECT_EQ(got["inbox2"], (std::vector<int32_t>{6, 9}));
+}
+
+// Contract: host_of gives the host of a created endpoint, kNotFound for a name nobody has
+// created (even one that messages were sent to).
+TEST_P(EnvConformance, HostOfGivesTheHostOfACreatedEndpoint) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 0}, {1, 1e9, 0}, {1, 1e9, 0}}));
+  Result<HostId> before = Status::io_error("not asked"), osd = before, reply = before,
+                 unsent = before, sent_only = before;
+  env.spawn(2, "osd", [&] {
+    env.sleep_s(1.0);
+    (void)env.endpoint(2, "osd.3");
+    (void)env.endpoint(2, "osd.3.recovery");
+  });
+  env.spawn(0, "client", [&] {
+    (void)env.send(0, "client0.reply.7", numbered(1));  // sent to, never created
+    before = env.host_of("osd.3");
+    env.sleep_s(2.0);
+    osd = env.host_of("osd.3");
+    reply = env.host_of("osd.3.recovery");
+    unsent = env.host_of("osd.4");
+    sent_only = env.host_of("client0.reply.7");
+  });
+  ASSERT_TRUE(w.run().ok());
+  EXPECT_EQ(before.status().code(), Status::Code::kNotFound) << before.status().to_string();
+  ASSERT_TRUE(osd.ok()) << osd.status().to_string();
+  EXPECT_EQ(*osd, 2);
+  ASSERT_TRUE(reply.ok()) << reply.status().to_string();
+  EXPECT_EQ(*reply, 2);
+  EXPECT_EQ(unsent.status().code(), Status::Code::kNotFound) << unsent.status().to_string();
+  EXPECT_EQ(sent_only.status().code(), Status::Code::kNotFound) << sent_only.status().to_string();
+}
+
+// Contract: with a queue limit, a send that finds bytes queued (sent and not yet received) and
+// would take them past the limit fails with kNoSpace and sends nothing; a send to an empty
+// queue always goes; receiving frees the room; queued_bytes() counts the wire bytes.
+TEST_P(EnvConformance, AQueueLimitRefusesSendsWithNoSpaceUntilTheReceiverCatchesUp) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 1e-4}, {1, 1e9, 1e-4}}));
+  constexpr uint64_t kWire = 3000;  // each small message's wire bytes
+  const uint64_t payload = kWire - Message::kDefaultHeaderBytes;
+  std::map<std::string, Status> sent;
+  std::map<std::string, uint64_t> queued;
+  std::vector<int32_t> got;
+  env.spawn(1, "receiver", [&] {
+    Endpoint& inbox = env.endpoint(1, "inbox");
+    inbox.set_queue_limit(10'000);
+    auto take = [&] {
+      Result<Message> m = inbox.recv(5.0);
+      if (m.ok()) got.push_back(number_of(*m));
+    };
+    env.sleep_s(2.0);
+    queued["at 2"] = inbox.queued_bytes();
+    take();
+    queued["after one"] = inbox.queued_bytes();
+    env.sleep_s(1.0);
+    for (int i = 0; i < 3; ++i) take();
+    queued["drained"] = inbox.queued_bytes();
+    env.sleep_s(2.0);
+    take();
+    take();
+    queued["end"] = inbox.queued_bytes();
+  });
+  env.spawn(0, "sender", [&] {
+    env.sleep_s(1.0);
+    for (int32_t i = 1; i <= 4; ++i)
+      sent["m" + std::to_string(i)] = env.send(0, "inbox", numbered(i, payload));
+    env.sleep_s(1.5);  // the receiver took one at 2
+    sent["m5"] = env.send(0, "inbox", numbered(5, payload));
+    sent["m6"] = env.send(0, "inbox", numbered(6, payload));
+    env.sleep_s(1.5);  // drained at 3: an empty queue takes a message larger than the limit
+    sent["big"] = env.send(0, "inbox", numbered(7, 20'000));
+    sent["behind big"] = env.send(0, "inbox", numbered(8, payload));
+    env.sleep_s(2.0);  // the big one was taken at 5
+    sent["after big"] = env.send(0, "inbox", numbered(9, payload));
+  });
+  ASSERT_TRUE(w.run().ok());
+  for (const char* ok : {"m1", "m2", "m3", "m5", "big", "after big"}) {
+    EXPECT_TRUE(sent[ok].ok()) << ok << ": " << sent[ok].to_string();
+  }
+  for (const char* refused : {"m4", "m6", "behind big"}) {
+    EXPECT_EQ(sent[refused].code(), Status::Code::kNoSpace)
+        << refused << ": " << sent[refused].to_string();
+  }
+  EXPECT_EQ(queued["at 2"], 3 * kWire);
+  EXPECT_EQ(queued["after one"], 2 * kWire);
+  EXPECT_EQ(queued["drained"], 0u);
+  EXPECT_EQ(queued["end"], 0u);
+  EXPECT_EQ(got, (std::vector<int32_t>{1, 2, 3, 5, 7, 9}));
 }
 
 // ---- devices
@@ -683,6 +829,155 @@ TEST_P(EnvConformance, ANonDaemonTaskKeepsTheWorldAlive) {
   EXPECT_NEAR(child_done, 7.25, w.tolerance(7.25));
   EXPECT_NEAR(env.now_s(), 7.25, w.tolerance(7.25));
   EXPECT_EQ(ticks, 7);
+}
+
+// Contract: spawn returns distinct ids; join blocks until the task has ended and returns at
+// once when it already has; ids never given out and the caller's own are refused.
+TEST_P(EnvConformance, JoinBlocksUntilTheTaskHasEnded) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 0}, {1, 1e9, 0}}));
+  std::vector<TaskId> ids;
+  for (int i = 1; i <= 3; ++i) {
+    ids.push_back(env.spawn(1, "sleeper" + std::to_string(i),
+                            [&env, i] { env.sleep_s(static_cast<double>(i)); }));
+  }
+  std::vector<double> joined;
+  Status own, unknown;
+  TaskId self = 0;
+  self = env.spawn(0, "joiner", [&] {
+    for (size_t k : {size_t{1}, size_t{0}, size_t{2}, size_t{1}}) {
+      if (!env.join(ids[k]).ok()) return;
+      joined.push_back(env.now_s());
+    }
+    own = env.join(self);
+    unknown = env.join(*std::max_element(ids.begin(), ids.end()) + 1000);
+  });
+  ASSERT_TRUE(w.run().ok());
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_NE(ids[0], ids[2]);
+  for (TaskId id : ids) EXPECT_NE(id, self);
+  // sleeper2 ends at 2; sleeper1 had ended at 1 (at once); sleeper3 at 3; sleeper2 again.
+  const std::vector<double> want = {2.0, 2.0, 3.0, 3.0};
+  ASSERT_EQ(joined.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(joined[i], want[i], w.tolerance(want[i])) << "join " << i;
+  }
+  EXPECT_EQ(own.code(), Status::Code::kInvalidArgument) << own.to_string();
+  EXPECT_EQ(unknown.code(), Status::Code::kInvalidArgument) << unknown.to_string();
+}
+
+// Records, on destruction, that a task's stack was unwound.
+struct UnwindFlag {
+  bool* flag;
+  ~UnwindFlag() { *flag = true; }
+};
+
+// Contract: cancel terminates a task at the current time, unwinding its stack from the Env call
+// it is blocked in (sleep, recv, compute, acquire, join); what it waited for is abandoned (its
+// computation stops sharing the cores, a message goes to the next receiver, a permit to the
+// next waiter); a task not started yet never runs; a cancelled non-daemon task no longer keeps
+// the world alive; cancelling an ended task is OK, an unknown id or oneself is refused.
+TEST_P(EnvConformance, CancelUnwindsATaskFromTheCallItIsBlockedIn) {
+  World w(GetParam());
+  Env& env = w.build(hosts({{1, 1e9, 0}}));
+  std::unique_ptr<Semaphore> sem = env.make_semaphore(0);
+  enum Victim { kSleep, kRecv, kCompute, kAcquire, kJoin, kNotStarted, kVictims };
+  const char* names[kVictims] = {"sleep", "recv", "compute", "acquire", "join", "not started"};
+  bool unwound[kVictims] = {}, went_on[kVictims] = {};
+  std::vector<TaskId> victims(kVictims);
+  victims[kSleep] = env.spawn(0, "v.sleep", [&] {
+    UnwindFlag f{&unwound[kSleep]};
+    env.sleep_s(100);
+    went_on[kSleep] = true;
+  });
+  victims[kRecv] = env.spawn(0, "v.recv", [&] {
+    UnwindFlag f{&unwound[kRecv]};
+    (void)env.endpoint(0, "inbox").recv();
+    went_on[kRecv] = true;
+  });
+  victims[kCompute] = env.spawn(0, "v.compute", [&] {
+    UnwindFlag f{&unwound[kCompute]};
+    env.compute_s(100);
+    went_on[kCompute] = true;
+  });
+  victims[kAcquire] = env.spawn(0, "v.acquire", [&] {
+    UnwindFlag f{&unwound[kAcquire]};
+    sem->acquire();
+    went_on[kAcquire] = true;
+  });
+  victims[kJoin] = env.spawn(0, "v.join", [&] {
+    UnwindFlag f{&unwound[kJoin]};
+    (void)env.join(victims[kSleep]);
+    went_on[kJoin] = true;
+  });
+  double computed = -1, received_at = -1, acquired_at = -1;
+  int32_t received = -1;
+  std::vector<double> joined;
+  Status again, unknown, own;
+  TaskId canceller = 0;
+  env.spawn(0, "cruncher", [&] {  // shares the one core with v.compute until the cancel
+    env.compute_s(2.0);
+    computed = env.now_s();
+  });
+  env.spawn(0, "late waiter", [&] {
+    env.sleep_s(0.5);  // queues behind v.acquire
+    sem->acquire();
+    acquired_at = env.now_s();
+  });
+  // Cancelled before the world runs: never starts.
+  victims[kNotStarted] = env.spawn(0, "v.not-started", [&] {
+    UnwindFlag f{&unwound[kNotStarted]};
+    went_on[kNotStarted] = true;
+  });
+  const Status before_run = env.cancel(victims[kNotStarted]);
+  canceller = env.spawn(0, "canceller", [&] {
+    env.sleep_s(1.0);
+    // v.join first: cancelling v.sleep ends the join it waits in, and other tasks may run
+    // between two Env calls of this one.
+    for (int v : {kJoin, kSleep, kRecv, kCompute, kAcquire}) {
+      if (!env.cancel(victims[static_cast<size_t>(v)]).ok()) return;
+    }
+    for (TaskId id : victims) {
+      if (!env.join(id).ok()) return;
+      joined.push_back(env.now_s());
+    }
+    again = env.cancel(victims[kSleep]);
+    unknown = env.cancel(*std::max_element(victims.begin(), victims.end()) + 1000);
+    own = env.cancel(canceller);
+    env.sleep_s(1.0);
+    sem->release();  // at 2: to the late waiter, not to the cancelled v.acquire
+    (void)env.send(0, "inbox", numbered(7));
+  });
+  env.spawn(0, "next receiver", [&] {
+    env.sleep_s(1.5);
+    Result<Message> m = env.endpoint(0, "inbox").recv(10.0);
+    if (!m.ok()) return;
+    received = number_of(*m);
+    received_at = env.now_s();
+  });
+  ASSERT_TRUE(before_run.ok()) << before_run.to_string();
+  ASSERT_TRUE(w.run().ok());
+  for (int v = 0; v < kVictims; ++v) {
+    EXPECT_FALSE(went_on[v]) << names[v];
+    if (v != kNotStarted) {
+      EXPECT_TRUE(unwound[v]) << names[v] << ": its stack was not unwound";
+    }
+  }
+  ASSERT_EQ(joined.size(), static_cast<size_t>(kVictims));
+  for (size_t v = 0; v < joined.size(); ++v) {
+    EXPECT_NEAR(joined[v], 1.0, w.tolerance(1.0)) << names[v] << " ended then";
+  }
+  // Both computations progressed at 0.5 until 1; the cruncher alone then needs 1.5 more.
+  EXPECT_NEAR(computed, 2.5, w.tolerance(2.5));
+  EXPECT_NEAR(acquired_at, 2.0, w.tolerance(2.0));
+  EXPECT_EQ(received, 7);
+  EXPECT_NEAR(received_at, 2.0, w.tolerance(2.0) + 1e-6);
+  EXPECT_TRUE(again.ok()) << again.to_string();
+  EXPECT_EQ(unknown.code(), Status::Code::kInvalidArgument) << unknown.to_string();
+  EXPECT_EQ(own.code(), Status::Code::kInvalidArgument) << own.to_string();
+  // The world did not wait for the cancelled sleeper's 100 s.
+  EXPECT_NEAR(env.now_s(), 2.5, w.tolerance(2.5));
 }
 
 // ---- determinism

@@ -76,6 +76,8 @@ class EnvHarness {
   // Runs the tasks spawned so far until no non-daemon task is left (daemons are terminated).
   // Once, or again after crash_device() where traits().can_crash.
   virtual Status run() = 0;
+  // Marks `host` down or up again (engine/env.h, "Hosts that go down"); from tasks too.
+  virtual void set_host_down(HostId host, bool down) = 0;
   // A power loss on device `id` between runs (engine/env.h's Device durability contract).
   virtual Status crash_device(DeviceId id, uint64_t seed) {
     (void)id;

@@ -108,6 +108,8 @@ class SimHarness final : public EnvHarness {
     return *env_;
   }
 
+  void set_host_down(HostId host, bool down) override { env_->set_host_down(host, down); }
+
   Status run() override {
     GRANARY_CHECK(!ran_);  // SimGrid runs a world once
     ran_ = true;

@@ -35,6 +35,8 @@ class MemoryHarness final : public EnvHarness {
     return *env_;
   }
 
+  void set_host_down(HostId host, bool down) override { env_->set_host_down(host, down); }
+
   Status run() override {
     MemoryRunOptions options;
     options.max_time_s = 1e6;  // a world that never ends fails instead of hanging the test
