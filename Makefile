@@ -28,7 +28,8 @@ test: deps
 # -O1 -g1 and test discovery at ctest time (not at build time) keep it quick.
 SANITIZE_DIR ?= build-asan
 SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	GRANARY_E2E_SEEDS=3
 sanitize: deps
 	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DGRANARY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST >/dev/null
