@@ -80,6 +80,31 @@ class Endpoint {
   virtual uint64_t queued_bytes() const = 0;
 };
 
+// The bytes queued on an endpoint (sent and not yet received) against its optional limit
+// (Endpoint::set_queue_limit): the accounting every Env's endpoints share.
+class EndpointQueueBudget {
+ public:
+  void set_limit(uint64_t bytes) { limit_ = bytes; }
+  uint64_t queued() const { return queued_; }
+  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the non-empty queue
+  // would pass its limit; `endpoint` names it in the error.
+  Status admit(const std::string& endpoint, uint64_t wire_bytes) {
+    if (limit_ > 0 && queued_ > 0 && queued_ + wire_bytes > limit_) {
+      return Status::no_space("endpoint " + endpoint + ": " + std::to_string(queued_) +
+                              " bytes queued, a message of " + std::to_string(wire_bytes) +
+                              " bytes would pass its limit of " + std::to_string(limit_));
+    }
+    queued_ += wire_bytes;
+    return Status::ok_status();
+  }
+  // A message of `wire_bytes` was received.
+  void taken(uint64_t wire_bytes) { queued_ -= wire_bytes; }
+
+ private:
+  uint64_t limit_ = 0;   // 0: none
+  uint64_t queued_ = 0;  // sent and not yet received
+};
+
 // A block device: a drive of a storage server.
 //
 // Durability contract (what an object store on a Device may rely on, engine/store/):

@@ -35,24 +35,14 @@ class SimEnv::SimEndpoint final : public Endpoint {
     }
   }
 
-  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
-  uint64_t queued_bytes() const override { return queued_bytes_; }
-
-  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
-  Status admit(uint64_t wire_bytes) {
-    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
-      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
-                              " bytes queued, a message of " + std::to_string(wire_bytes) +
-                              " bytes would pass its limit of " + std::to_string(queue_limit_));
-    }
-    queued_bytes_ += wire_bytes;
-    return Status::ok_status();
-  }
+  void set_queue_limit(uint64_t bytes) override { budget_.set_limit(bytes); }
+  uint64_t queued_bytes() const override { return budget_.queued(); }
+  Status admit(uint64_t wire_bytes) { return budget_.admit(name_, wire_bytes); }
 
   Result<Message> recv() override {
     try {
       std::unique_ptr<Message> m(mailbox_->get<Message>());
-      queued_bytes_ -= m->wire_bytes();
+      budget_.taken(m->wire_bytes());
       env_.exit_if_cancelled();
       return std::move(*m);
     } catch (const simgrid::Exception& e) {
@@ -77,7 +67,7 @@ class SimEnv::SimEndpoint final : public Endpoint {
       return Status::io_error("receive on " + name_ + " failed: " + e.what());
     }
     std::unique_ptr<Message> m(raw);
-    queued_bytes_ -= m->wire_bytes();
+    budget_.taken(m->wire_bytes());
     env_.exit_if_cancelled();
     return std::move(*m);
   }
@@ -88,8 +78,7 @@ class SimEnv::SimEndpoint final : public Endpoint {
   HostId host_;  // -1 until endpoint() creates it on a host
   sg4::Mailbox* mailbox_ = nullptr;
   bool receiver_set_ = false;
-  uint64_t queue_limit_ = 0;   // 0: none
-  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
+  EndpointQueueBudget budget_;
 };
 
 class SimEnv::SimDevice final : public Device {

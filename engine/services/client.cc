@@ -117,6 +117,12 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
   return nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
 }
 
+Result<Message> StorageClient::await_reply(Endpoint& reply_ep, const RadosBackend* rados) {
+  if (rados != nullptr && rados->map_epoch != nullptr) return reply_ep.recv(rados->resend_check_s);
+  if (rados != nullptr && rados->op_timeout_s > 0) return reply_ep.recv(rados->op_timeout_s);
+  return reply_ep.recv();
+}
+
 Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, size_t window,
                                          Endpoint& reply_ep, uint32_t planned_epoch,
                                          std::vector<Payload>* replies) {
@@ -222,10 +228,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     stats_.requests += next;
   }
   while (!pending.empty()) {
-    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s)
-                        : rados != nullptr && rados->op_timeout_s > 0
-                            ? reply_ep.recv(rados->op_timeout_s)
-                            : reply_ep.recv();
+    Result<Message> m = await_reply(reply_ep, rados);
     if (!m.ok()) {
       if (!map_epoch && m.status().code() == Status::Code::kNotFound) {
         return Status::io_error(std::to_string(pending.size()) + " object reads unanswered after " +
@@ -479,10 +482,7 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
   while (next < writes.size() && pending.size() < window) send_next();
   double next_check_s = env_.now_s() + (map_epoch ? rados->resend_check_s : 0);
   while (!pending.empty()) {
-    Result<Message> m = map_epoch ? reply_ep.recv(rados->resend_check_s)
-                        : rados != nullptr && rados->op_timeout_s > 0
-                            ? reply_ep.recv(rados->op_timeout_s)
-                            : reply_ep.recv();
+    Result<Message> m = await_reply(reply_ep, rados);
     if (!m.ok() && !map_epoch && m.status().code() == Status::Code::kNotFound) {
       return Status::io_error(std::to_string(pending.size()) + " object writes unanswered after " +
                               std::to_string(rados->op_timeout_s) + " s (op_timeout_s)");

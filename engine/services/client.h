@@ -209,6 +209,9 @@ class StorageClient {
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
   // replies, re-targeting with the map (RadosBackend::map_epoch).
+  // The next reply: waiting resend_check_s with a changing map (to look at it again),
+  // op_timeout_s without one (kNotFound: nothing came), else for ever.
+  Result<Message> await_reply(Endpoint& reply_ep, const RadosBackend* rados);
   // `replies` (if not null) receives each read's payload, by index.
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window, Endpoint& reply_ep,
                             uint32_t planned_epoch, std::vector<Payload>* replies = nullptr);

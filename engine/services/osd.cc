@@ -594,20 +594,10 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
 
   // Replicated primary (or a leaf with no replicas).
   for (const auto& to : request.replicas) forward(to, request.offset, payload, false);
-  const bool unstable = !request.durable && options_.unstable != nullptr;
-  if (unstable) {
-    // NFS UNSTABLE: acknowledged from memory and written behind by a task of its own (the
-    // worker is free for the next RPC, as nfsd threads are); COMMIT waits for it.
+  if (!request.durable && options_.unstable != nullptr) {
     options_.unstable->begin(request.object);
     answer("", ReplyError::kNone);
-    env_.spawn(host_, options_.endpoint_name + ".writeback", [this, request, payload, logical_end] {
-      std::vector<DeviceExtent> deferred;
-      count(&OsdStats::bytes_written, payload.size_bytes);
-      Status s = backend_->write(request.object, request.offset, payload, logical_end,
-                                 request.version, &deferred);
-      backend_->write_deferred(deferred);
-      options_.unstable->end(request.object, s);  // a failure fails the COMMIT
-    });
+    write_behind(request, payload, logical_end);
     return;
   }
   std::vector<DeviceExtent> deferred;
@@ -617,6 +607,21 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
   if (stale()) return discard();
   answer(error, ReplyError::kNone);
   backend_->write_deferred(deferred);
+}
+
+void OsdService::write_behind(const WriteRequest& request, const Payload& payload,
+                              uint64_t logical_end) {
+  // NFS UNSTABLE: registered with the UnstableWrites and acknowledged from memory by the
+  // caller, then written behind by a task of its own (the worker is free for the next RPC, as
+  // nfsd threads are); COMMIT waits for it.
+  env_.spawn(host_, options_.endpoint_name + ".writeback", [this, request, payload, logical_end] {
+    std::vector<DeviceExtent> deferred;
+    count(&OsdStats::bytes_written, payload.size_bytes);
+    Status s = backend_->write(request.object, request.offset, payload, logical_end,
+                               request.version, &deferred);
+    backend_->write_deferred(deferred);
+    options_.unstable->end(request.object, s);  // a failure fails the COMMIT
+  });
 }
 
 Status OsdService::write_coded(const WriteRequest& request, const Payload& payload, Endpoint& own,

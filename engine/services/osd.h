@@ -180,6 +180,9 @@ class OsdService {
   void handle_read(const ReadRequest& request, Endpoint& own);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
+  // An unstable (NFS) write, already begun in the UnstableWrites and acknowledged: written by a
+  // task of its own.
+  void write_behind(const WriteRequest& request, const Payload& payload, uint64_t logical_end);
   void handle_scan(const ScanRequest& request);
   void handle_remove(const RemoveRequest& request);
   void dispatch(const Message& m, Endpoint& own);

@@ -39,19 +39,9 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
 
   Result<Message> recv() override { return receive(std::nullopt); }
   Result<Message> recv(double timeout_s) override { return receive(timeout_s); }
-  void set_queue_limit(uint64_t bytes) override { queue_limit_ = bytes; }
-  uint64_t queued_bytes() const override { return queued_bytes_; }
-
-  // Counts a message of `wire_bytes` in, or refuses it (kNoSpace) when the queue is at its limit.
-  Status admit(uint64_t wire_bytes) {
-    if (queue_limit_ > 0 && queued_bytes_ > 0 && queued_bytes_ + wire_bytes > queue_limit_) {
-      return Status::no_space("endpoint " + name_ + ": " + std::to_string(queued_bytes_) +
-                              " bytes queued, a message of " + std::to_string(wire_bytes) +
-                              " bytes would pass its limit of " + std::to_string(queue_limit_));
-    }
-    queued_bytes_ += wire_bytes;
-    return Status::ok_status();
-  }
+  void set_queue_limit(uint64_t bytes) override { budget_.set_limit(bytes); }
+  uint64_t queued_bytes() const override { return budget_.queued(); }
+  Status admit(uint64_t wire_bytes) { return budget_.admit(name_, wire_bytes); }
 
   // Called by the scheduler when a message arrives.
   void deliver(Message message) {
@@ -73,7 +63,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     if (!queue_.empty()) {
       Message m = std::move(queue_.front());
       queue_.pop_front();
-      queued_bytes_ -= m.wire_bytes();
+      budget_.taken(m.wire_bytes());
       return m;
     }
     const Waiter w = env_.prepare_wait("recv on " + name_);
@@ -91,7 +81,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
     }
     Message m = std::move(*self.received);
     self.received.reset();
-    queued_bytes_ -= m.wire_bytes();
+    budget_.taken(m.wire_bytes());
     return m;
   }
 
@@ -100,8 +90,7 @@ class MemoryEnv::MemEndpoint final : public Endpoint {
   HostId host_;  // -1 until endpoint() creates it on a host
   std::deque<Message> queue_;
   std::deque<Waiter> waiters_;
-  uint64_t queue_limit_ = 0;   // 0: none
-  uint64_t queued_bytes_ = 0;  // sent to it and not yet received
+  EndpointQueueBudget budget_;
 };
 
 class MemoryEnv::MemDevice final : public Device {
