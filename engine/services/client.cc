@@ -117,6 +117,26 @@ Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint6
   return nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
 }
 
+std::vector<uint64_t> StorageClient::next_versions(size_t n) {
+  std::vector<uint64_t> versions;
+  std::lock_guard<EnvMutex> lock(mu_);
+  for (size_t i = 0; i < n; ++i) versions.push_back(++write_version_);
+  return versions;
+}
+
+Status StorageClient::check_read_reply(const ReadReply& reply, const Payload& payload,
+                                       const ObjectRead& read, bool want_bytes) {
+  if (!reply.ok) return reply_status(reply.error_code, reply.error);
+  if (reply.length != read.length_bytes || payload.size_bytes != read.length_bytes ||
+      (want_bytes && !payload.bytes)) {
+    return Status::corruption(read.endpoint + ": asked for " + std::to_string(read.length_bytes) +
+                              " bytes of " + read.object + ", got " +
+                              std::to_string(payload.size_bytes) +
+                              (payload.bytes || !want_bytes ? "" : " without their bytes"));
+  }
+  return Status();
+}
+
 Result<Message> StorageClient::await_reply(Endpoint& reply_ep, const RadosBackend* rados) {
   if (rados != nullptr && rados->map_epoch != nullptr) return reply_ep.recv(rados->resend_check_s);
   if (rados != nullptr && rados->op_timeout_s > 0) return reply_ep.recv(rados->op_timeout_s);
@@ -251,16 +271,9 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     const size_t index = it->second.index;
     const ObjectRead& read = reads[index];
     pending.erase(it);
-    if (!reply->ok) {
-      if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
-    } else if (reply->length != read.length_bytes || m->payload.size_bytes != read.length_bytes ||
-               (replies != nullptr && !m->payload.bytes)) {
-      if (first_error.ok()) {
-        first_error = Status::corruption(
-            read.endpoint + ": asked for " + std::to_string(read.length_bytes) + " bytes of " +
-            read.object + ", got " + std::to_string(m->payload.size_bytes) +
-            (m->payload.bytes || replies == nullptr ? "" : " without their bytes"));
-      }
+    Status checked = check_read_reply(*reply, m->payload, read, replies != nullptr);
+    if (!checked.ok()) {
+      if (first_error.ok()) first_error = checked;
     } else {
       bytes += reply->length;
       bytes_received_.fetch_add(reply->length, std::memory_order_relaxed);
@@ -370,12 +383,8 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
                                                 size_t window, bool durable, Endpoint& reply_ep,
                                                 const std::vector<Payload>* payloads) {
   // Each write with data gets its version once: a resend carries the same bytes and version.
-  std::vector<uint64_t> versions;
-  if (payloads != nullptr) {
-    GRANARY_CHECK(payloads->size() == writes.size());
-    std::lock_guard<EnvMutex> lock(mu_);
-    for (size_t i = 0; i < writes.size(); ++i) versions.push_back(++write_version_);
-  }
+  GRANARY_CHECK(payloads == nullptr || payloads->size() == writes.size());
+  const std::vector<uint64_t> versions = next_versions(payloads != nullptr ? writes.size() : 0);
   struct Pending {
     size_t index;       // in writes
     double sent_s;      // this send (or attempt, when its group had no OSD)

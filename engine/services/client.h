@@ -209,6 +209,12 @@ class StorageClient {
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
   // replies, re-targeting with the map (RadosBackend::map_epoch).
+  // OK for a successful reply carrying the `read.length_bytes` asked (with their bytes when
+  // `want_bytes`); else the failure it stands for.
+  static Status check_read_reply(const ReadReply& reply, const Payload& payload,
+                                 const ObjectRead& read, bool want_bytes);
+  // `n` fresh write versions (see write_file).
+  std::vector<uint64_t> next_versions(size_t n);
   // The next reply: waiting resend_check_s with a changing map (to look at it again),
   // op_timeout_s without one (kNotFound: nothing came), else for ever.
   Result<Message> await_reply(Endpoint& reply_ep, const RadosBackend* rados);
