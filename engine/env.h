@@ -249,6 +249,13 @@ class Env {
   virtual Device& device(DeviceId id) = 0;
   virtual std::unique_ptr<Semaphore> make_semaphore(int initial) = 0;
 
+  // `bytes` bytes of the memory payloads should live in (engine/buffer.h): zeroed, aligned to
+  // kBufferAlignment, and in a real world registered with the fabric (the MutableBuffer carries
+  // the registration), so that sending them or reading a device into them needs no copy. Any
+  // Buffer may travel; memory from here is the one that travels without a copy. This default,
+  // which the simulated and in-memory worlds keep, hands out plain aligned heap memory.
+  virtual MutableBuffer allocate(size_t bytes) { return MutableBuffer(bytes); }
+
   // The world's random source (seeded once per run). Determinism: the same seed, world and
   // tasks give the same run (the same events at the same times in the same order).
   virtual Random& random() = 0;

@@ -1,9 +1,11 @@
 // The messages Granary's services exchange, and payloads.
 //
 // A Message is a typed body (one of the protocol structs below) plus a payload. What crosses
-// the network is wire_bytes(): a fixed header for the body plus the payload's size. In
-// simulation a payload is only a size; in real mode it also holds the bytes (and bodies are
-// serialised by realmode/). Plain values; safe to copy between threads.
+// the network is wire_bytes(): a fixed header for the body plus the payload's size. In a large
+// simulation a payload is only a size; in real mode, in the in-memory Env and in a simulation
+// that carries data it also holds the bytes, as a Buffer (engine/buffer.h: aligned, shared,
+// sliceable without a copy); bodies are serialised by realmode/. Plain values; safe to copy between
+// threads.
 #pragma once
 
 #include <cstddef>
@@ -13,14 +15,22 @@
 #include <variant>
 #include <vector>
 
+#include "engine/buffer.h"
+
 namespace granary {
 
-// Bytes that travel, and in real mode the data itself.
+// Bytes that travel, and where the world keeps data the data itself (engine/buffer.h).
 struct Payload {
   uint64_t size_bytes = 0;
-  std::shared_ptr<const std::vector<std::byte>> bytes;  // null in simulation
+  // The bytes (size_bytes of them), or none (a size-only payload: the simulator's, unless it
+  // carries data).
+  Buffer bytes;
 
-  static Payload of_size(uint64_t n) { return Payload{n, nullptr}; }
+  static Payload of_size(uint64_t n) { return Payload{n, Buffer()}; }
+  static Payload of(Buffer b) {
+    const uint64_t n = b.size();
+    return Payload{n, std::move(b)};
+  }
 };
 
 // Why a request failed, so that a client can turn a reply into the right Status code

@@ -125,10 +125,10 @@ class SimEnv::SimDevice final : public Device {
 
   Status write(uint64_t offset, const Payload& data) override {
     if (Status s = check_range("write", offset, data.size_bytes); !s.ok()) return s;
-    if (data.bytes && data.bytes->size() != data.size_bytes) {
+    if (data.bytes && data.bytes.size() != data.size_bytes) {
       return Status::invalid_argument("device " + std::to_string(id_) + ": a write of " +
                                       std::to_string(data.size_bytes) + " bytes carries " +
-                                      std::to_string(data.bytes->size()) + " bytes of data");
+                                      std::to_string(data.bytes.size()) + " bytes of data");
     }
     try {
       access(true, data.size_bytes);

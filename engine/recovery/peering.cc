@@ -24,7 +24,11 @@ uint64_t request_id_of(const MessageBody& body) {
   return 0;
 }
 
-using Bytes = std::vector<uint8_t>;
+using Bytes = Buffer;
+
+std::span<const uint8_t> u8(const Buffer& b) {
+  return {reinterpret_cast<const uint8_t*>(b.data()), b.size()};
+}
 
 class Peer {
  public:
@@ -82,7 +86,7 @@ class Peer {
   // Reads `length` bytes at `offset` of `osd`'s copy (or, with ec, its shard) of `object`.
   Result<Bytes> read(const std::string& osd, const std::string& object, uint64_t length,
                      bool shard) {
-    if (length == 0) return Bytes{};
+    if (length == 0) return Buffer::zeros(0);
     ReadRequest q;
     q.object = object;
     q.length = length;
@@ -91,13 +95,11 @@ class Peer {
     if (!m.ok()) return m.status();
     const auto& r = std::get<ReadReply>(m->body);
     if (!r.ok) return Status::corruption(r.error);
-    if (!m->payload.bytes || m->payload.bytes->size() != length) {
+    if (!m->payload.bytes || m->payload.bytes.size() != length) {
       return Status::io_error(osd + " returned " + object + " without its " +
                               std::to_string(length) + " bytes");
     }
-    Bytes b(length);
-    std::memcpy(b.data(), m->payload.bytes->data(), length);
-    return b;
+    return std::move(m->payload.bytes);
   }
 
   Status push(const std::string& osd, const std::string& object, const Bytes& bytes,
@@ -108,9 +110,7 @@ class Peer {
     w.version = version;
     w.logical_end_bytes = logical;
     if (shard) w.ec = options_.ec;
-    auto data = std::make_shared<std::vector<std::byte>>(bytes.size());
-    std::memcpy(data->data(), bytes.data(), bytes.size());
-    Result<Message> m = call(osd, std::move(w), Payload{bytes.size(), std::move(data)});
+    Result<Message> m = call(osd, std::move(w), Payload::of(bytes));
     if (!m.ok()) return m.status();
     const auto& r = std::get<WriteReply>(m->body);
     if (!r.ok) return Status::io_error("push of " + object + " to " + osd + ": " + r.error);
@@ -179,7 +179,8 @@ class Peer {
     std::map<int, Bytes> content;
     if (options_.deep) {
       // Every current copy, read in full; the content most copies agree on is the good one.
-      std::map<Bytes, int> votes;
+      // (content, copies) in the order the contents were first seen
+      std::vector<std::pair<Bytes, int>> votes;
       for (int p : current) {
         Result<Bytes> b = read(pg.osds[p], name, info.size_bytes, false);
         ++report_.scrubbed_copies;
@@ -187,7 +188,13 @@ class Peer {
           bad.insert(p);
           continue;
         }
-        ++votes[*b];
+        auto v =
+            std::find_if(votes.begin(), votes.end(), [&](const auto& x) { return x.first == *b; });
+        if (v == votes.end()) {
+          votes.emplace_back(*b, 1);
+        } else {
+          ++v->second;
+        }
         content[p] = std::move(*b);
       }
       const Bytes* best = nullptr;
@@ -303,13 +310,17 @@ class Peer {
     Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, targets);
     if (!dec.ok()) return dec.status();
     std::vector<std::span<const uint8_t>> in;
-    for (int p : sources) in.emplace_back(shards[p]);
-    std::vector<Bytes> rebuilt(targets.size(), Bytes(shard_len));
+    for (int p : sources) in.push_back(u8(shards[p]));
+    std::vector<MutableBuffer> rebuilt;
     std::vector<std::span<uint8_t>> out;
-    for (Bytes& b : rebuilt) out.emplace_back(b);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      rebuilt.push_back(env_.allocate(shard_len));
+      out.emplace_back(reinterpret_cast<uint8_t*>(rebuilt.back().data()), shard_len);
+    }
     if (Status s = dec->decode(in, out); !s.ok()) return s;
     for (size_t i = 0; i < targets.size(); ++i) {
-      if (Status s = push(pg.osds[targets[i]], name, rebuilt[i], version, logical, true); !s.ok()) {
+      const Buffer chunk = std::move(rebuilt[i]).freeze();
+      if (Status s = push(pg.osds[targets[i]], name, chunk, version, logical, true); !s.ok()) {
         return s;
       }
     }
@@ -327,13 +338,15 @@ class Peer {
     Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, others);
     if (!dec.ok()) return false;
     std::vector<std::span<const uint8_t>> in;
-    for (int p : sources) in.emplace_back(shards.at(p));
-    std::vector<Bytes> got(others.size(), Bytes(shards.at(sources[0]).size()));
+    for (int p : sources) in.push_back(u8(shards.at(p)));
+    std::vector<std::vector<uint8_t>> got(others.size(),
+                                          std::vector<uint8_t>(shards.at(sources[0]).size()));
     std::vector<std::span<uint8_t>> out;
-    for (Bytes& b : got) out.emplace_back(b);
+    for (auto& b : got) out.emplace_back(b);
     if (!dec->decode(in, out).ok()) return false;
     for (size_t i = 0; i < others.size(); ++i) {
-      if (got[i] != shards.at(others[i])) return false;
+      const std::span<const uint8_t> theirs = u8(shards.at(others[i]));
+      if (!std::equal(got[i].begin(), got[i].end(), theirs.begin(), theirs.end())) return false;
     }
     return true;
   }

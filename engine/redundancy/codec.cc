@@ -289,16 +289,16 @@ Result<std::vector<std::vector<uint8_t>>> encode_object(const ReedSolomon& codec
   return shards;
 }
 
-Result<std::vector<uint8_t>> read_range(const ReedSolomon& codec, uint64_t offset_bytes,
-                                        uint64_t length_bytes, const ReadPlan& plan,
-                                        std::span<const std::span<const uint8_t>> fetched) {
+Result<Buffer> read_range(const ReedSolomon& codec, uint64_t offset_bytes, uint64_t length_bytes,
+                          const ReadPlan& plan, std::span<const std::span<const uint8_t>> fetched) {
   const ErasureProfile& p = codec.profile();
   const uint64_t su = p.stripe_unit_bytes, w = p.stripe_bytes();
   const uint64_t a = offset_bytes, b = offset_bytes + length_bytes;
   if (b < a) return Status::invalid_argument(code_name(p) + ": read range overflows");
   if (Status s = check_buffers(p, "fetched", plan.reads, fetched); !s.ok()) return s;
-  std::vector<uint8_t> out(length_bytes);
-  if (length_bytes == 0) return out;
+  MutableBuffer buffer(length_bytes);
+  uint8_t* out = reinterpret_cast<uint8_t*>(buffer.data());
+  if (length_bytes == 0) return std::move(buffer).freeze();
 
   if (plan.decode_bytes == 0) {
     if (!same_extents(plan.reads, data_extents(p, a, length_bytes))) {
@@ -311,9 +311,9 @@ Result<std::vector<uint8_t>> read_range(const ReedSolomon& codec, uint64_t offse
     for (size_t r = 0; r < plan.reads.size(); ++r) index[plan.reads[r].shard] = static_cast<int>(r);
     for_each_chunk_run(p, a, b, [&](uint64_t, int i, uint64_t x, uint64_t o, uint64_t n) {
       const ShardExtent& e = plan.reads[index[i]];
-      std::memcpy(out.data() + (x - a), fetched[index[i]].data() + (o - e.offset_bytes), n);
+      std::memcpy(out + (x - a), fetched[index[i]].data() + (o - e.offset_bytes), n);
     });
-    return out;
+    return std::move(buffer).freeze();
   }
 
   // Degraded: whole stripe units of stripes s0..s1 from k shards.
@@ -348,9 +348,9 @@ Result<std::vector<uint8_t>> read_range(const ReedSolomon& codec, uint64_t offse
   }
   for (size_t t = 0; t < targets.size(); ++t) chunk[targets[t]] = rebuilt[t].data();
   for_each_chunk_run(p, a, b, [&](uint64_t, int i, uint64_t x, uint64_t o, uint64_t n) {
-    std::memcpy(out.data() + (x - a), chunk[i] + (o - s0 * su), n);
+    std::memcpy(out + (x - a), chunk[i] + (o - s0 * su), n);
   });
-  return out;
+  return std::move(buffer).freeze();
 }
 
 Result<std::vector<ShardWrite>> write_range(const ReedSolomon& codec, uint64_t object_bytes,
@@ -368,20 +368,24 @@ Result<std::vector<ShardWrite>> write_range(const ReedSolomon& codec, uint64_t o
   // The touched stripes' k data chunks, each shard's stripe units contiguous: old data where
   // the plan read it, then the new data over it; zeros elsewhere.
   const uint64_t s0 = a / w, s1 = (b - 1) / w, span = (s1 - s0 + 1) * su;
-  std::vector<std::vector<uint8_t>> chunks(p.shards(), std::vector<uint8_t>(span, 0));
+  // One aligned allocation for all shards (shard i at i * span), sliced into the writes.
+  MutableBuffer memory(static_cast<size_t>(p.shards()) * span);
+  auto chunk = [&](int i) { return reinterpret_cast<uint8_t*>(memory.data()) + i * span; };
   for (size_t r = 0; r < plan.reads.size(); ++r) {
     const ShardExtent& e = plan.reads[r];
-    std::memcpy(chunks[e.shard].data() + (e.offset_bytes - s0 * su), old[r].data(), e.length_bytes);
+    std::memcpy(chunk(e.shard) + (e.offset_bytes - s0 * su), old[r].data(), e.length_bytes);
   }
   for_each_chunk_run(p, a, b, [&](uint64_t, int i, uint64_t x, uint64_t o, uint64_t n) {
-    std::memcpy(chunks[i].data() + (o - s0 * su), data.data() + (x - a), n);
+    std::memcpy(chunk(i) + (o - s0 * su), data.data() + (x - a), n);
   });
-  if (Status s = codec.encode(const_spans(chunks, 0, p.k), spans(chunks, p.k, p.m)); !s.ok()) {
-    return s;
-  }
+  std::vector<std::span<const uint8_t>> in;
+  std::vector<std::span<uint8_t>> out;
+  for (int i = 0; i < p.k; ++i) in.emplace_back(chunk(i), span);
+  for (int i = p.k; i < p.shards(); ++i) out.emplace_back(chunk(i), span);
+  if (Status s = codec.encode(in, out); !s.ok()) return s;
+  const Buffer all = std::move(memory).freeze();
   for (const ShardExtent& e : plan.writes) {
-    const uint8_t* from = chunks[e.shard].data() + (e.offset_bytes - s0 * su);
-    writes.push_back({e, std::vector<uint8_t>(from, from + e.length_bytes)});
+    writes.push_back({e, all.slice(e.shard * span + (e.offset_bytes - s0 * su), e.length_bytes)});
   }
   return writes;
 }

@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/buffer.h"
 #include "engine/redundancy/erasure.h"
 #include "engine/status.h"
 
@@ -110,14 +111,16 @@ Result<std::vector<std::vector<uint8_t>>> encode_object(const ReedSolomon& codec
 // object's end within its last stripe read as the shards hold them (zero padding).
 // invalid_argument when the plan is not plan_read's for this range or a buffer's length is not
 // its extent's.
-Result<std::vector<uint8_t>> read_range(const ReedSolomon& codec, uint64_t offset_bytes,
-                                        uint64_t length_bytes, const ReadPlan& plan,
-                                        std::span<const std::span<const uint8_t>> fetched);
+// The result is new aligned memory (engine/buffer.h).
+Result<Buffer> read_range(const ReedSolomon& codec, uint64_t offset_bytes, uint64_t length_bytes,
+                          const ReadPlan& plan, std::span<const std::span<const uint8_t>> fetched);
 
 // New contents of one shard range.
 struct ShardWrite {
   ShardExtent extent;
-  std::vector<uint8_t> bytes;  // extent.length_bytes of them
+  // extent.length_bytes of them: a slice of the aligned memory the stripes were encoded in (the
+  // writes of one call share it; none is copied).
+  Buffer bytes;
 };
 
 // The shard writes of writing `data` at `offset_bytes` into an object of `object_bytes` (its

@@ -290,7 +290,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
 }
 
 Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_bytes,
-                                          std::vector<std::byte>* data) {
+                                          Buffer* data) {
   const double start_s = env_.now_s();
   Endpoint& reply_ep = take_reply_endpoint();
   auto fail = [&](Status s) -> Result<FileRead> {
@@ -548,40 +548,52 @@ Result<std::vector<Payload>> StorageClient::split_rados(const RadosBackend& rado
   std::vector<Payload> out;
   out.reserve(extents->size());
   for (const layout::ObjectExtent& e : *extents) {
-    auto bytes = std::make_shared<std::vector<std::byte>>();
-    bytes->reserve(e.length_bytes);
-    for (const layout::ByteRange& r : e.image_ranges) {
-      const auto from = data.bytes->begin() + static_cast<ptrdiff_t>(r.offset_bytes - offset);
-      bytes->insert(bytes->end(), from, from + static_cast<ptrdiff_t>(r.length_bytes));
+    if (e.image_ranges.size() == 1) {  // a slice of the caller's bytes, no copy
+      const layout::ByteRange& r = e.image_ranges.front();
+      out.push_back(Payload::of(data.bytes.slice(r.offset_bytes - offset, r.length_bytes)));
+      continue;
     }
-    out.push_back(Payload{e.length_bytes, std::move(bytes)});
+    MutableBuffer bytes = env_.allocate(e.length_bytes);
+    uint64_t at = 0;
+    for (const layout::ByteRange& r : e.image_ranges) {
+      bytes.write_at(at, data.bytes.slice(r.offset_bytes - offset, r.length_bytes).span());
+      at += r.length_bytes;
+    }
+    out.push_back(Payload::of(std::move(bytes).freeze()));
   }
   return out;
 }
 
 Status StorageClient::gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
-                                   const std::vector<Payload>& replies,
-                                   std::vector<std::byte>* data) {
+                                   const std::vector<Payload>& replies, Buffer* data) {
   Result<std::vector<layout::ObjectExtent>> extents = rados.layout.image_to_objects(offset, length);
   if (!extents.ok()) return extents.status();
   if (extents->size() != replies.size()) {
     return Status::corruption("gather_rados: " + std::to_string(replies.size()) + " replies for " +
                               std::to_string(extents->size()) + " extents");
   }
-  data->assign(length, std::byte{0});
   for (size_t i = 0; i < extents->size(); ++i) {
     const Payload& p = replies[i];
-    if (!p.bytes || p.bytes->size() != (*extents)[i].length_bytes) {
+    if (!p.bytes || p.bytes.size() != (*extents)[i].length_bytes) {
       return Status::corruption("object extent " + std::to_string(i) + " came back without its " +
                                 std::to_string((*extents)[i].length_bytes) + " bytes");
     }
+  }
+  // One object extent holding the whole range: the reply's bytes as they are.
+  if (extents->size() == 1 && (*extents)[0].image_ranges.size() == 1 &&
+      (*extents)[0].length_bytes == length) {
+    *data = replies[0].bytes;
+    return Status();
+  }
+  MutableBuffer out = env_.allocate(length);
+  for (size_t i = 0; i < extents->size(); ++i) {
     uint64_t at = 0;
     for (const layout::ByteRange& r : (*extents)[i].image_ranges) {
-      std::copy_n(p.bytes->begin() + static_cast<ptrdiff_t>(at), r.length_bytes,
-                  data->begin() + static_cast<ptrdiff_t>(r.offset_bytes - offset));
+      out.write_at(r.offset_bytes - offset, replies[i].bytes.slice(at, r.length_bytes).span());
       at += r.length_bytes;
     }
   }
+  *data = std::move(out).freeze();
   return Status();
 }
 
@@ -694,7 +706,7 @@ Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& ra
 }
 
 Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offset, uint64_t length,
-                                            std::vector<std::byte>* data) {
+                                            Buffer* data) {
   const auto* rados = std::get_if<RadosBackend>(&backend_);
   if (rados == nullptr) {
     return Status::invalid_argument("read_extent: block I/O needs a rados backend (RBD images)");

@@ -154,10 +154,9 @@ class StorageClient {
   // Reads the whole file `path` of `size_bytes` (see the header comment); blocks the calling
   // task until every reply is in.
   // With `data` (rados only): the file's bytes, as the OSDs returned them, are put there
-  // (resized to size_bytes); OSDs that keep no bytes (the size-only simulation) make that an
-  // error.
-  Result<FileRead> read_file(std::string_view path, uint64_t size_bytes,
-                             std::vector<std::byte>* data = nullptr);
+  // (size_bytes of them; the reply's own buffer when one object extent holds the file, no copy);
+  // OSDs that keep no bytes (the size-only simulation) make that an error.
+  Result<FileRead> read_file(std::string_view path, uint64_t size_bytes, Buffer* data = nullptr);
   // pfs: closes the client's handle on the MDS (error if the client has none). Other designs
   // have no open state: OK.
   Status close_file(std::string_view path);
@@ -188,7 +187,7 @@ class StorageClient {
   // Counted in requests / write_requests, not in files_read or files_written.
   // With `data`: the bytes read, as read_file.
   Result<uint64_t> read_extent(std::string_view path, uint64_t offset, uint64_t length,
-                               std::vector<std::byte>* data = nullptr);
+                               Buffer* data = nullptr);
   Result<uint64_t> write_extent(std::string_view path, uint64_t offset, uint64_t length);
   // Writes `data` at `offset` of `path`, carrying its bytes and versions as write_file does.
   Result<uint64_t> write_extent(std::string_view path, uint64_t offset, const Payload& data);
@@ -230,7 +229,7 @@ class StorageClient {
   Result<std::vector<Payload>> split_rados(const RadosBackend& rados, uint64_t offset,
                                            const Payload& data);
   Status gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
-                      const std::vector<Payload>& replies, std::vector<std::byte>* data);
+                      const std::vector<Payload>& replies, Buffer* data);
   Result<FileWrite> write_whole(std::string_view path, uint64_t size_bytes, const Payload* data,
                                 WriteOptions options);
   Result<uint64_t> write_range(std::string_view path, uint64_t offset, uint64_t length,

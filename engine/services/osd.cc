@@ -229,9 +229,9 @@ Result<Payload> OsdService::read_own(const std::string& object, uint64_t offset,
     return data;
   }
   if (have == length) return data;
-  auto bytes = std::make_shared<std::vector<std::byte>>(length);  // zeros past what it holds
-  if (data->bytes) std::copy(data->bytes->begin(), data->bytes->end(), bytes->begin());
-  return Payload{length, std::move(bytes)};
+  MutableBuffer bytes = env_.allocate(length);  // zeros past what it holds
+  if (data->bytes) bytes.write_at(0, data->bytes.span());
+  return Payload::of(std::move(bytes).freeze());
 }
 
 Result<std::shared_ptr<const redundancy::ReedSolomon>> OsdService::codec(const ErasureCoding& ec) {
@@ -451,14 +451,12 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
     std::vector<std::span<const uint8_t>> spans;
     for (const Payload& p : got.data) {
       if (!p.bytes) return fail(ReplyError::kNone, "a shard replied without bytes");
-      spans.emplace_back(reinterpret_cast<const uint8_t*>(p.bytes->data()), p.bytes->size());
+      spans.emplace_back(reinterpret_cast<const uint8_t*>(p.bytes.data()), p.bytes.size());
     }
-    Result<std::vector<uint8_t>> bytes =
+    Result<Buffer> bytes =
         redundancy::read_range(**rs, request.offset, request.length, *plan, spans);
     if (!bytes.ok()) return fail(ReplyError::kNone, bytes.status().message());
-    auto buf = std::make_shared<std::vector<std::byte>>(bytes->size());
-    std::memcpy(buf->data(), bytes->data(), bytes->size());
-    out.bytes = std::move(buf);
+    out.bytes = std::move(*bytes);
   }
   count_read(request.length);
   env_.send(host_, request.reply_to, Message{std::move(reply), std::move(out)});
@@ -683,8 +681,8 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
     Result<std::shared_ptr<const redundancy::ReedSolomon>> rs = codec(request.ec);
     if (!rs.ok()) return rs.status();
     auto bytes_of = [](const Payload& p) {
-      return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(p.bytes->data()),
-                                      p.bytes->size());
+      return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(p.bytes.data()),
+                                      p.bytes.size());
     };
     for (const Payload& p : got.data) {
       if (!p.bytes)
@@ -711,8 +709,8 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
     }
     Result<std::vector<redundancy::ShardWrite>> w = redundancy::write_range(
         **rs, before, request.offset,
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.bytes->data()),
-                                 payload.bytes->size()),
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(payload.bytes.data()),
+                                 payload.bytes.size()),
         old);
     if (!w.ok()) return w.status();
     coded = std::move(*w);
@@ -725,11 +723,7 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
     if (to.empty()) continue;  // a missing shard: the write is degraded
     written[e.shard] = true;
     Payload p = Payload::of_size(e.length_bytes);
-    if (data) {
-      auto b = std::make_shared<std::vector<std::byte>>(coded[i].bytes.size());
-      std::memcpy(b->data(), coded[i].bytes.data(), b->size());
-      p.bytes = std::move(b);
-    }
+    if (data) p.bytes = coded[i].bytes;
     if (to == options_.endpoint_name) {
       Status s = write_local(e.offset_bytes, p, deferred);
       if (!s.ok() && error.empty()) error = s.message();
@@ -744,7 +738,7 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
     for (int i = 0; i < n; ++i) {
       const std::string& to = request.shards[i];
       if (to.empty() || written[i]) continue;
-      Payload none{0, std::make_shared<std::vector<std::byte>>()};
+      Payload none = Payload::of(Buffer::zeros(0));
       if (to == options_.endpoint_name) {
         Status s = write_local(0, none, deferred);
         if (!s.ok() && error.empty()) error = s.message();

@@ -87,6 +87,15 @@ void put_u32_at(std::vector<std::byte>& b, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) b[at + static_cast<size_t>(i)] = static_cast<std::byte>(v >> (8 * i));
 }
 
+// The crc32c of `size` bytes at `data` with the 4-byte field at `field_at` read as zeros (a
+// record's or checkpoint's crc covers its header with the crc field zeroed).
+uint32_t crc32c_zero_field(const std::byte* data, size_t size, size_t field_at) {
+  const std::byte zero[4] = {};
+  uint32_t crc = crc32c(std::span(data, field_at));
+  crc = crc32c_extend(crc, zero);
+  return crc32c_extend(crc, std::span(data + field_at + 4, size - field_at - 4));
+}
+
 std::string hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%08x", v);
@@ -180,7 +189,7 @@ Status DiskStore::format(Device& device, const FormatOptions& options) {
   store.active_slot_ = 1;  // the first checkpoint (generation 1) goes to slot 0
   // Zeros over both checkpoint slots and the journal (so that nothing of an earlier store on
   // the device can be replayed), an empty checkpoint, then the superblock, then a flush.
-  if (Status s = store.write_device(kBlockBytes, std::vector<std::byte>(data_offset - kBlockBytes));
+  if (Status s = store.write_device(kBlockBytes, Buffer::zeros(data_offset - kBlockBytes));
       !s.ok()) {
     return s;
   }
@@ -200,7 +209,7 @@ Status DiskStore::format(Device& device, const FormatOptions& options) {
   w.u32(crc32c(w.out));
   std::vector<std::byte> super = std::move(w.out);
   super.resize(kBlockBytes);
-  if (Status s = store.write_device(0, std::move(super)); !s.ok()) return s;
+  if (Status s = store.write_device(0, super); !s.ok()) return s;
   return store.flush_device();
 }
 
@@ -212,7 +221,7 @@ Result<std::unique_ptr<DiskStore>> DiskStore::mount(Device& device) {
   Result<Payload> sb = device.read(0, kBlockBytes);
   if (!sb.ok()) return sb.status();
   if (!sb->bytes) return Status::invalid_argument(dev + " keeps no data (a size-only device)");
-  const std::vector<std::byte>& b = *sb->bytes;
+  const Buffer& b = sb->bytes;
   Reader r(b.data(), b.size());
   const uint64_t magic = r.u64();
   if (magic != kSuperMagic) {
@@ -257,10 +266,9 @@ Status DiskStore::replay() {
   uint64_t best_next_seq = 0;
   std::vector<std::byte> best_body;
   for (int slot = 0; slot < 2; ++slot) {
-    Result<std::vector<std::byte>> c =
-        read_device(layout_.checkpoint_offset[slot], layout_.checkpoint_bytes);
+    Result<Buffer> c = read_device(layout_.checkpoint_offset[slot], layout_.checkpoint_bytes);
     if (!c.ok()) return c.status();
-    std::vector<std::byte>& b = *c;
+    const Buffer& b = *c;
     Reader r(b.data(), b.size());
     const uint32_t magic = r.u32();
     const uint32_t version = r.u32();
@@ -272,8 +280,7 @@ Status DiskStore::replay() {
         body_len > b.size() - kCheckpointHeaderBytes) {
       continue;
     }
-    put_u32_at(b, 32, 0);
-    if (crc32c(std::span(b.data(), kCheckpointHeaderBytes + body_len)) != crc) continue;
+    if (crc32c_zero_field(b.data(), kCheckpointHeaderBytes + body_len, 32) != crc) continue;
     if (best < 0 || gen > best_gen) {
       best = slot;
       best_gen = gen;
@@ -313,9 +320,9 @@ Status DiskStore::replay() {
   }
 
   // 2. The journal records that follow it: sequence numbers from next_seq on, this generation.
-  Result<std::vector<std::byte>> jr = read_device(layout_.journal_offset, layout_.journal_bytes);
+  Result<Buffer> jr = read_device(layout_.journal_offset, layout_.journal_bytes);
   if (!jr.ok()) return jr.status();
-  std::vector<std::byte>& j = *jr;
+  const Buffer& j = *jr;
   struct Rec {
     uint16_t type;
     uint64_t seq;
@@ -348,8 +355,7 @@ Status DiskStore::replay() {
       end = "a record longer than the journal at offset " + std::to_string(pos);
       break;
     }
-    put_u32_at(j, pos + 24, 0);
-    if (crc32c(std::span(j.data() + pos, kRecordHeaderBytes + body_len)) != crc) {
+    if (crc32c_zero_field(j.data() + pos, kRecordHeaderBytes + body_len, 24) != crc) {
       end = "bad crc32c at journal offset " + std::to_string(pos) + " (torn record)";
       break;
     }
@@ -392,8 +398,7 @@ Status DiskStore::replay() {
       if (rec.seq > committed) {
         bool intact = true;
         for (size_t k = 0; k < w.blocks.size() && intact; ++k) {
-          Result<std::vector<std::byte>> d =
-              read_device(w.blocks[k].second * kBlockBytes, kBlockBytes);
+          Result<Buffer> d = read_device(w.blocks[k].second * kBlockBytes, kBlockBytes);
           if (!d.ok()) return d.status();
           intact = crc32c(*d) == w.crcs[k];
         }
@@ -460,17 +465,15 @@ Status DiskStore::fail(Status s) {
   return s;
 }
 
-Result<std::vector<std::byte>> DiskStore::read_device(uint64_t offset, uint64_t length) {
+Result<Buffer> DiskStore::read_device(uint64_t offset, uint64_t length) {
   Result<Payload> p = device_.read(offset, length);
   if (!p.ok()) return p.status();
-  if (!p->bytes) return std::vector<std::byte>(length);  // a device that was never written
-  return *p->bytes;
+  if (!p->bytes) return Buffer::zeros(length);  // a device that was never written
+  return std::move(p->bytes);
 }
 
-Status DiskStore::write_device(uint64_t offset, std::vector<std::byte> bytes) {
-  const uint64_t n = bytes.size();
-  Payload p{n, std::make_shared<const std::vector<std::byte>>(std::move(bytes))};
-  Status s = device_.write(offset, p);
+Status DiskStore::write_device(uint64_t offset, Buffer bytes) {
+  Status s = device_.write(offset, Payload::of(std::move(bytes)));
   if (!s.ok()) return fail(s);
   dirty_ = true;
   return s;
@@ -508,7 +511,7 @@ Status DiskStore::append_record(uint16_t type, const std::vector<std::byte>& bod
   rec.insert(rec.end(), body.begin(), body.end());
   put_u32_at(rec, 24, crc32c(rec));
   rec.resize(bytes);
-  if (Status s = write_device(layout_.journal_offset + journal_head_, std::move(rec)); !s.ok()) {
+  if (Status s = write_device(layout_.journal_offset + journal_head_, rec); !s.ok()) {
     return s;
   }
   journal_head_ += bytes;
@@ -554,7 +557,7 @@ Status DiskStore::write_checkpoint() {
   c.insert(c.end(), body.out.begin(), body.out.end());
   put_u32_at(c, 32, crc32c(c));
   c.resize(round_up(c.size(), kBlockBytes));
-  if (Status s = write_device(layout_.checkpoint_offset[slot], std::move(c)); !s.ok()) return s;
+  if (Status s = write_device(layout_.checkpoint_offset[slot], c); !s.ok()) return s;
   if (Status s = flush_device(); !s.ok()) return s;
   active_slot_ = slot;
   ++generation_;
@@ -605,9 +608,14 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
     return Status::invalid_argument(where() + ": object names are 1 to 1024 bytes, found " +
                                     std::to_string(object.size()));
   }
-  if (!data.bytes || data.bytes->size() != data.size_bytes) {
+  if (!data.bytes) {
     return Status::invalid_argument(where() + ": a write to object " + quoted(object) +
                                     " needs a payload with its bytes (found a size-only one)");
+  }
+  if (data.bytes.size() != data.size_bytes) {
+    return Status::invalid_argument(where() + ": a write to object " + quoted(object) + " of " +
+                                    std::to_string(data.size_bytes) + " bytes carries " +
+                                    std::to_string(data.bytes.size()) + " bytes of data");
   }
   const uint64_t len = data.size_bytes;
   if (offset > (uint64_t{1} << 50) || len > (uint64_t{1} << 40)) {
@@ -641,29 +649,32 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
   auto found = onodes_.find(object);
   const Onode* old = found == onodes_.end() ? nullptr : &found->second;
 
-  // The new content of every block the write touches.
-  std::vector<std::byte> content(count * kBlockBytes);
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t ob = first + i;
-    const uint64_t block_start = ob * kBlockBytes;
-    const bool whole = offset <= block_start && offset + len >= block_start + kBlockBytes;
-    if (whole || old == nullptr) continue;
-    auto it = old->blocks.find(ob);
-    if (it == old->blocks.end()) continue;  // a hole: zeros
-    Result<std::vector<std::byte>> b =
-        read_device(it->second.device_block * kBlockBytes, kBlockBytes);
-    if (!b.ok()) return b.status();
-    if (crc32c(*b) != it->second.crc) {
-      return Status::corruption(where() + ": object " + quoted(object) + " block " +
-                                std::to_string(ob) + " (device offset " +
-                                std::to_string(it->second.device_block * kBlockBytes) +
-                                ") fails its crc32c");
+  // The new content of every block the write touches: the payload itself when the write
+  // covers whole blocks (no copy), else the old blocks' bytes with the new ones laid over.
+  Buffer content;
+  if (offset % kBlockBytes == 0 && len % kBlockBytes == 0) {
+    content = data.bytes;
+  } else {
+    MutableBuffer m(count * kBlockBytes);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t ob = first + i;
+      const uint64_t block_start = ob * kBlockBytes;
+      const bool whole = offset <= block_start && offset + len >= block_start + kBlockBytes;
+      if (whole || old == nullptr) continue;
+      auto it = old->blocks.find(ob);
+      if (it == old->blocks.end()) continue;  // a hole: zeros
+      Result<Buffer> b = read_device(it->second.device_block * kBlockBytes, kBlockBytes);
+      if (!b.ok()) return b.status();
+      if (crc32c(b->span()) != it->second.crc) {
+        return Status::corruption(where() + ": object " + quoted(object) + " block " +
+                                  std::to_string(ob) + " (device offset " +
+                                  std::to_string(it->second.device_block * kBlockBytes) +
+                                  ") fails its crc32c");
+      }
+      m.write_at(i * kBlockBytes, b->span());
     }
-    std::copy(b->begin(), b->end(), content.begin() + static_cast<ptrdiff_t>(i * kBlockBytes));
-  }
-  if (len > 0) {
-    std::copy(data.bytes->begin(), data.bytes->end(),
-              content.begin() + static_cast<ptrdiff_t>(offset - first * kBlockBytes));
+    if (len > 0) m.write_at(offset - first * kBlockBytes, data.bytes.span());
+    content = std::move(m).freeze();
   }
 
   // Space: room in the journal first (a checkpoint releases freed blocks), then blocks.
@@ -690,8 +701,7 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
   std::vector<BlockRef> refs;
   uint64_t i = 0;
   for (const BlockExtent& e : got) {
-    const auto from = content.begin() + static_cast<ptrdiff_t>(i * kBlockBytes);
-    std::vector<std::byte> chunk(from, from + static_cast<ptrdiff_t>(e.blocks * kBlockBytes));
+    Buffer chunk = content.slice(i * kBlockBytes, e.blocks * kBlockBytes);
     for (uint64_t k = 0; k < e.blocks; ++k) {
       const uint32_t crc =
           crc32c(std::span(chunk.data() + k * kBlockBytes, static_cast<size_t>(kBlockBytes)));
@@ -731,31 +741,62 @@ Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64
                                     std::to_string(offset) + ", +" + std::to_string(length) +
                                     ") is beyond its size of " + std::to_string(o.size) + " bytes");
   }
-  auto out = std::make_shared<std::vector<std::byte>>(length);
-  uint64_t done = 0;
-  while (done < length) {
-    const uint64_t at = offset + done;
-    const uint64_t ob = at / kBlockBytes;
-    const uint64_t in_block = at % kBlockBytes;
-    const uint64_t n = std::min(length - done, kBlockBytes - in_block);
+  if (length == 0) return Payload::of(Buffer::zeros(0));
+  // The blocks of the range in runs: consecutive object blocks on consecutive device blocks
+  // (one device read each), and holes (zeros). Every block read is checked against its crc.
+  const uint64_t first = offset / kBlockBytes;
+  const uint64_t last = (offset + length - 1) / kBlockBytes;
+  struct Run {
+    uint64_t object_block, blocks;
+    uint64_t device_block;  // kHole: a hole
+  };
+  constexpr uint64_t kHole = ~uint64_t{0};
+  std::vector<Run> runs;
+  for (uint64_t ob = first; ob <= last; ++ob) {
     auto it = o.blocks.find(ob);
-    if (it != o.blocks.end()) {
-      const uint64_t dev_off = it->second.device_block * kBlockBytes;
-      Result<std::vector<std::byte>> b = read_device(dev_off, kBlockBytes);
-      if (!b.ok()) return b.status();
-      const uint32_t crc = crc32c(*b);
-      if (crc != it->second.crc) {
-        return Status::corruption(where() + ": object " + quoted(object) + " block " +
-                                  std::to_string(ob) + " (device offset " +
-                                  std::to_string(dev_off) + ") has crc32c " + hex32(crc) +
-                                  ", its onode says " + hex32(it->second.crc));
+    const uint64_t db = it == o.blocks.end() ? kHole : it->second.device_block;
+    if (!runs.empty()) {
+      Run& r = runs.back();
+      const bool hole = r.device_block == kHole;
+      if ((hole && db == kHole) || (!hole && db != kHole && db == r.device_block + r.blocks)) {
+        ++r.blocks;
+        continue;
       }
-      std::copy_n(b->begin() + static_cast<ptrdiff_t>(in_block), n,
-                  out->begin() + static_cast<ptrdiff_t>(done));
     }
-    done += n;
+    runs.push_back(Run{ob, 1, db});
   }
-  return Payload{length, std::move(out)};
+  std::vector<Buffer> bytes(runs.size());
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const Run& r = runs[k];
+    if (r.device_block == kHole) continue;
+    Result<Buffer> b = read_device(r.device_block * kBlockBytes, r.blocks * kBlockBytes);
+    if (!b.ok()) return b.status();
+    for (uint64_t i = 0; i < r.blocks; ++i) {
+      const BlockRef& ref = o.blocks.at(r.object_block + i);
+      const uint32_t crc = crc32c(b->slice(i * kBlockBytes, kBlockBytes).span());
+      if (crc != ref.crc) {
+        return Status::corruption(where() + ": object " + quoted(object) + " block " +
+                                  std::to_string(r.object_block + i) + " (device offset " +
+                                  std::to_string(ref.device_block * kBlockBytes) + ") has crc32c " +
+                                  hex32(crc) + ", its onode says " + hex32(ref.crc));
+      }
+    }
+    bytes[k] = std::move(*b);
+  }
+  const uint64_t skip = offset - first * kBlockBytes;
+  // One run on the device: the range is a slice of what the device returned (no copy).
+  if (runs.size() == 1 && bytes[0]) return Payload::of(bytes[0].slice(skip, length));
+  MutableBuffer out(length);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (!bytes[k]) continue;  // zeros
+    // The run's bytes [from, to) of the object, clipped to the range.
+    const uint64_t from = std::max(runs[k].object_block * kBlockBytes, offset);
+    const uint64_t to =
+        std::min((runs[k].object_block + runs[k].blocks) * kBlockBytes, offset + length);
+    out.write_at(from - offset,
+                 bytes[k].slice(from - runs[k].object_block * kBlockBytes, to - from).span());
+  }
+  return Payload::of(std::move(out).freeze());
 }
 
 Status DiskStore::remove(std::string_view object, const WriteOptions& options) {

@@ -164,8 +164,13 @@ class DiskStore {
   std::string where() const;  // "device N"
   Status unusable() const;    // the error after a device failure
   Status fail(Status s);      // remembers a device failure
-  Result<std::vector<std::byte>> read_device(uint64_t offset, uint64_t length);
-  Status write_device(uint64_t offset, std::vector<std::byte> bytes);
+  // The device's bytes (zeros where it keeps none).
+  Result<Buffer> read_device(uint64_t offset, uint64_t length);
+  Status write_device(uint64_t offset, Buffer bytes);
+  // Metadata built in a vector: copied once into aligned memory.
+  Status write_device(uint64_t offset, const std::vector<std::byte>& bytes) {
+    return write_device(offset, Buffer::copy_of(bytes));
+  }
   Status flush_device();
   // Appends one record; `body` is its payload. Checkpoints first when it does not fit.
   Status append_record(uint16_t type, const std::vector<std::byte>& body);

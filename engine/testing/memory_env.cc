@@ -116,16 +116,16 @@ class MemoryEnv::MemDevice final : public Device {
 
   Status write(uint64_t offset, const Payload& data) override {
     if (Status s = check_range(offset, data.size_bytes); !s.ok()) return s;
-    if (data.bytes && data.bytes->size() != data.size_bytes) {
+    if (data.bytes && data.bytes.size() != data.size_bytes) {
       return Status::invalid_argument("device " + std::to_string(id_) + ": a write of " +
                                       std::to_string(data.size_bytes) + " bytes carries " +
-                                      std::to_string(data.bytes->size()) + " bytes of data");
+                                      std::to_string(data.bytes.size()) + " bytes of data");
     }
     if (Status s = use_power(); !s.ok()) return s;
     wait_for(data.size_bytes, "write on device " + std::to_string(id_));
     if (data.bytes && data.size_bytes > 0) {
       holds_data_ = true;
-      apply(current_, offset, *data.bytes, data.size_bytes);
+      apply(current_, offset, data.bytes, data.size_bytes);
       unflushed_.push_back(Unflushed{offset, data.bytes});
     }
     return Status::ok_status();
@@ -134,7 +134,7 @@ class MemoryEnv::MemDevice final : public Device {
   Status flush() override {
     if (Status s = use_power(); !s.ok()) return s;
     wait_for(0, "flush on device " + std::to_string(id_));
-    for (const Unflushed& w : unflushed_) apply(durable_, w.offset, *w.bytes, w.bytes->size());
+    for (const Unflushed& w : unflushed_) apply(durable_, w.offset, w.bytes, w.bytes.size());
     unflushed_.clear();
     return Status::ok_status();
   }
@@ -142,7 +142,7 @@ class MemoryEnv::MemDevice final : public Device {
   // The payload of a read: bytes once the device holds data, a size otherwise.
   Payload contents(uint64_t offset, uint64_t length) const {
     if (!holds_data_) return Payload::of_size(length);
-    auto out = std::make_shared<std::vector<std::byte>>(length);
+    MutableBuffer out = env_.allocate(length);
     uint64_t done = 0;
     while (done < length) {
       const uint64_t at = offset + done;
@@ -151,23 +151,23 @@ class MemoryEnv::MemDevice final : public Device {
       auto it = current_.find(at / kBlockBytes);
       if (it != current_.end()) {
         std::copy_n(it->second.begin() + static_cast<ptrdiff_t>(in_block), n,
-                    out->begin() + static_cast<ptrdiff_t>(done));
+                    out.begin() + static_cast<ptrdiff_t>(done));
       }
       done += n;
     }
-    return Payload{length, std::move(out)};
+    return Payload::of(std::move(out).freeze());
   }
 
   CrashReport crash(uint64_t seed) {
     Random rng(seed);
     CrashReport report;
     for (const Unflushed& w : unflushed_) {
-      const uint64_t len = w.bytes->size();
+      const uint64_t len = w.bytes.size();
       const uint64_t first = w.offset / kSectorBytes;
       const uint64_t sectors = (w.offset + len - 1) / kSectorBytes - first + 1;
       switch (rng.uniform(3)) {
         case 0:
-          apply(durable_, w.offset, *w.bytes, len);
+          apply(durable_, w.offset, w.bytes, len);
           ++report.kept;
           break;
         case 1:
@@ -180,7 +180,7 @@ class MemoryEnv::MemDevice final : public Device {
           }
           const uint64_t keep = 1 + rng.uniform(sectors - 1);  // 1 .. sectors - 1
           const uint64_t end = (first + keep) * kSectorBytes;
-          apply(durable_, w.offset, *w.bytes, end - w.offset);
+          apply(durable_, w.offset, w.bytes, end - w.offset);
           ++report.torn;
           break;
       }
@@ -227,12 +227,11 @@ class MemoryEnv::MemDevice final : public Device {
 
   struct Unflushed {
     uint64_t offset;
-    std::shared_ptr<const std::vector<std::byte>> bytes;
+    Buffer bytes;
   };
 
   // Copies the first `length` bytes of `data` to `offset` of `image`.
-  static void apply(Image& image, uint64_t offset, const std::vector<std::byte>& data,
-                    uint64_t length) {
+  static void apply(Image& image, uint64_t offset, const Buffer& data, uint64_t length) {
     uint64_t done = 0;
     while (done < length) {
       const uint64_t at = offset + done;

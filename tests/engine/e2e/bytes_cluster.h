@@ -47,8 +47,8 @@ class BytesCluster {
     services::RadosBackend r;
     r.placement = &ring3;
     r.op_timeout_s = 3;
-    replicated = std::make_unique<services::StorageClient>(env, client_host, r,
-                                                           services::StorageClientOptions{.name = "c3"});
+    replicated = std::make_unique<services::StorageClient>(
+        env, client_host, r, services::StorageClientOptions{.name = "c3"});
     r.placement = &ring6;
     r.ec = kEc;
     coded = std::make_unique<services::StorageClient>(env, client_host, r,
@@ -167,9 +167,9 @@ class BytesCluster {
 };
 
 inline Payload random_payload(Random& rng, size_t n) {
-  auto b = std::make_shared<std::vector<std::byte>>(n);
-  for (auto& x : *b) x = static_cast<std::byte>(rng.next_u64());
-  return Payload{n, std::move(b)};
+  MutableBuffer b(n);
+  for (auto& x : b) x = static_cast<std::byte>(rng.next_u64());
+  return Payload::of(std::move(b).freeze());
 }
 
 }  // namespace granary::e2e

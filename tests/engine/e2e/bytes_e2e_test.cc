@@ -77,21 +77,21 @@ void run_seed(uint64_t seed, int objects, int rounds, E2eTotals& t) {
   // Everything reads back; a deep scrub then finds every copy consistent.
   c.env.spawn(c.client_host, "verify", [&] {
     c.start_services();
-    std::vector<std::byte> got;
+    Buffer got;
     for (const auto& [name, data] : acked) {
       Result<services::FileRead> r = c.client_for(name).read_file(name, data.size_bytes, &got);
       if (!r.ok()) {
         ++t.lost;
         ADD_FAILURE() << "seed " << seed << ": acknowledged " << name << " "
                       << r.status().to_string();
-      } else if (got != *data.bytes) {
+      } else if (got != data.bytes) {
         ++t.corrupted;
         ADD_FAILURE() << "seed " << seed << ": acknowledged " << name << " reads other bytes";
       }
     }
     for (const auto& [name, data] : unacked) {
       Result<services::FileRead> r = c.client_for(name).read_file(name, data.size_bytes, &got);
-      if (r.ok() && got != *data.bytes) {
+      if (r.ok() && got != data.bytes) {
         ++t.corrupted;
         ADD_FAILURE() << "seed " << seed << ": unacknowledged " << name << " reads other bytes";
       }
@@ -118,9 +118,8 @@ void report(const char* what, uint64_t seeds, int objects, const E2eTotals& t) {
       what, static_cast<unsigned long long>(seeds), objects,
       static_cast<unsigned long long>(t.acked), static_cast<unsigned long long>(t.unacked),
       static_cast<unsigned long long>(t.crashes), static_cast<unsigned long long>(t.lost),
-      static_cast<unsigned long long>(t.corrupted),
-      static_cast<unsigned long long>(t.stale_copies), static_cast<unsigned long long>(t.pushes),
-      static_cast<unsigned long long>(t.rolled_back),
+      static_cast<unsigned long long>(t.corrupted), static_cast<unsigned long long>(t.stale_copies),
+      static_cast<unsigned long long>(t.pushes), static_cast<unsigned long long>(t.rolled_back),
       static_cast<unsigned long long>(t.unrecoverable));
 }
 
@@ -152,9 +151,9 @@ INSTANTIATE_TEST_SUITE_P(SeedBlocks, BytesEndToEnd, ::testing::Range(0, 4));
 void flip(Device& d, uint64_t offset) {
   Result<Payload> b = d.read(offset, 1);
   ASSERT_TRUE(b.ok() && b->bytes);
-  auto v = std::make_shared<std::vector<std::byte>>(*b->bytes);
-  (*v)[0] ^= std::byte{0x10};
-  ASSERT_TRUE(d.write(offset, Payload{1, std::move(v)}).ok());
+  MutableBuffer v(1);
+  v[0] = b->bytes[0] ^ std::byte{0x10};
+  ASSERT_TRUE(d.write(offset, Payload::of(std::move(v).freeze())).ok());
   ASSERT_TRUE(d.flush().ok());
 }
 
@@ -182,8 +181,8 @@ TEST(Scrub, FlippedBitsInDataParityAndMetadataAreFoundAndRepaired) {
   std::vector<int32_t> r_group, e_group;
   c.ring3.devices_of(c.ring3.group_of(r_obj), r_group);
   c.ring6.devices_of(c.ring6.group_of(e_obj), e_group);
-  const int r_osd = r_group[1];   // a replica
-  const int e_osd = e_group[5];   // the second parity shard
+  const int r_osd = r_group[1];  // a replica
+  const int e_osd = e_group[5];  // the second parity shard
   auto first_block = [&](int osd, const std::string& obj) {
     Result<std::vector<store::ObjectExtent>> x = c.stores[osd]->extents(obj);
     EXPECT_TRUE(x.ok() && !x->empty());
@@ -213,17 +212,17 @@ TEST(Scrub, FlippedBitsInDataParityAndMetadataAreFoundAndRepaired) {
     m_after_mount = c.stores[m_osd]->list().size();
     std::tie(r, e) = c.peer_all(true);
     std::tie(r2, e2) = c.peer_all(true);
-    std::vector<std::byte> got;
+    Buffer got;
     for (const auto& [name, data] : objects) {
       Result<services::FileRead> rd = c.client_for(name).read_file(name, data.size_bytes, &got);
       ASSERT_TRUE(rd.ok()) << name << ": " << rd.status().to_string();
-      EXPECT_EQ(got, *data.bytes) << name;
+      EXPECT_TRUE(got == data.bytes) << name;
     }
   });
   ASSERT_TRUE(c.env.run().ok());
-  EXPECT_LT(m_after_mount, m_objects);         // the bad journal record cut the replay
-  EXPECT_GE(r.scrub_errors, 1u);               // the flipped replica block
-  EXPECT_GE(e.scrub_errors, 1u);               // the flipped parity block
+  EXPECT_LT(m_after_mount, m_objects);             // the bad journal record cut the replay
+  EXPECT_GE(r.scrub_errors, 1u);                   // the flipped replica block
+  EXPECT_GE(e.scrub_errors, 1u);                   // the flipped parity block
   EXPECT_GT(r.stale_copies + e.stale_copies, 0u);  // what the metadata flip lost
   EXPECT_GE(r.pushes + e.pushes, 2 + (m_objects - m_after_mount));
   // A second scrub finds everything repaired.

@@ -40,7 +40,7 @@ std::vector<std::byte> read_all(DiskStore& s, const std::string& name) {
   if (!n.ok()) return {};
   Result<Payload> p = s.read(name, 0, *n);
   EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return p.ok() ? *p->bytes : std::vector<std::byte>{};
+  return p.ok() ? p->bytes.to_vector() : std::vector<std::byte>{};
 }
 
 TEST(DiskStore, WriteReadOverwriteHolesRemoveAndReuseSpace) {
@@ -78,7 +78,8 @@ TEST(DiskStore, WriteReadOverwriteHolesRemoveAndReuseSpace) {
          EXPECT_EQ(s->space().pending_free_bytes, 0u);
          Result<Payload> mid = s->read("a", 4990, 20);
          ASSERT_TRUE(mid.ok());
-         EXPECT_EQ(*mid->bytes, std::vector<std::byte>(a.begin() + 4990, a.begin() + 5010));
+         EXPECT_EQ(mid->bytes.to_vector(),
+                   std::vector<std::byte>(a.begin() + 4990, a.begin() + 5010));
          ASSERT_TRUE(s->check().ok()) << s->check().to_string();
 
          ASSERT_TRUE(s->remove("a").ok());
@@ -229,7 +230,7 @@ TEST(DiskStore, ReadDetectsAFlippedBitAndNamesObjectAndBlock) {
                  const uint64_t at = (*ex)[0].device_offset + 4096 + 123;
                  Result<Payload> b = d.read(at, 1);
                  ASSERT_TRUE(b.ok() && b->bytes);
-                 std::vector<std::byte> flipped = *b->bytes;
+                 std::vector<std::byte> flipped = b->bytes.to_vector();
                  flipped[0] ^= std::byte{0x10};
                  ASSERT_TRUE(d.write(at, payload_of(flipped)).ok());
                  ASSERT_TRUE(d.flush().ok());

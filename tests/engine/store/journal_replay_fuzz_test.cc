@@ -102,7 +102,7 @@ void run_seed(uint64_t seed, Stats& stats) {
         Result<Payload> p = s.read(name, 0, *n);
         ASSERT_TRUE(p.ok()) << "seed " << seed << " round " << round << ": "
                             << p.status().to_string();
-        got[name] = *p->bytes;
+        got[name] = p->bytes.to_vector();
       }
       State candidate = durable;
       size_t matched = got == candidate ? 0 : SIZE_MAX;
@@ -206,7 +206,7 @@ void run_seed(uint64_t seed, Stats& stats) {
           const uint64_t len = rng.uniform(want.size() - off + 1);
           Result<Payload> p = s.read(name, off, len);
           ASSERT_TRUE(p.ok()) << "seed " << seed << ": " << p.status().to_string();
-          ASSERT_TRUE(std::equal(p->bytes->begin(), p->bytes->end(),
+          ASSERT_TRUE(std::equal(p->bytes.begin(), p->bytes.end(),
                                  want.begin() + static_cast<ptrdiff_t>(off)))
               << "seed " << seed << ": read of " << name << " @" << off << " +" << len;
         }

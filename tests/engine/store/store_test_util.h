@@ -16,8 +16,7 @@
 namespace granary::store::testing {
 
 inline Payload payload_of(std::vector<std::byte> b) {
-  const uint64_t n = b.size();
-  return Payload{n, std::make_shared<const std::vector<std::byte>>(std::move(b))};
+  return Payload::of(Buffer::copy_of(b));
 }
 
 inline std::vector<std::byte> random_bytes(Random& rng, size_t n) {

@@ -14,7 +14,7 @@ namespace {
 
 Payload bytes_of(std::vector<std::byte> b) {
   const uint64_t n = b.size();
-  return Payload{n, std::make_shared<const std::vector<std::byte>>(std::move(b))};
+  return Payload{n, Buffer::copy_of(std::move(b))};
 }
 
 std::vector<std::byte> filled(size_t n, uint8_t v) {
@@ -38,7 +38,7 @@ struct World {
       Result<Payload> p = d.read(offset, length);
       ASSERT_TRUE(p.ok());
       ASSERT_TRUE(p->bytes);
-      out = *p->bytes;
+      out = p->bytes.to_vector();
     });
     return out;
   }
@@ -63,16 +63,15 @@ TEST(MemoryDevice, ReturnsWhatWasWrittenAndZerosElsewhere) {
     ASSERT_TRUE(d.write(3000, bytes_of(data)).ok());  // unaligned, spans 4 blocks
     Result<Payload> p = d.read(0, 16384);
     ASSERT_TRUE(p.ok() && p->bytes);
-    const auto& b = *p->bytes;
+    const auto& b = p->bytes.to_vector();
     for (size_t i = 0; i < 3000; ++i) ASSERT_EQ(b[i], std::byte{0}) << i;
     for (size_t i = 0; i < data.size(); ++i) ASSERT_EQ(b[3000 + i], data[i]) << i;
     for (size_t i = 13000; i < 16384; ++i) ASSERT_EQ(b[i], std::byte{0}) << i;
     // A size-only write leaves the contents alone.
     ASSERT_TRUE(d.write(3000, Payload::of_size(100)).ok());
-    EXPECT_EQ((*d.read(3000, 1)->bytes)[0], data[0]);
+    EXPECT_EQ((d.read(3000, 1)->bytes)[0], data[0]);
     // Wrong sizes and ranges are refused.
-    EXPECT_EQ(d.write(0, Payload{5, std::make_shared<const std::vector<std::byte>>(3)}).code(),
-              Status::Code::kInvalidArgument);
+    EXPECT_EQ(d.write(0, Payload{5, Buffer::zeros(3)}).code(), Status::Code::kInvalidArgument);
     EXPECT_EQ(d.write((1 << 20) - 1, bytes_of(filled(2, 1))).code(),
               Status::Code::kInvalidArgument);
   });
@@ -84,7 +83,7 @@ TEST(MemoryDevice, CrashKeepsFlushedWritesAndResolvesTheOthers) {
     ASSERT_TRUE(d.write(0, bytes_of(filled(4096, 0xAA))).ok());
     ASSERT_TRUE(d.flush().ok());
     ASSERT_TRUE(d.write(0, bytes_of(filled(4096, 0xBB))).ok());
-    EXPECT_EQ((*d.read(0, 1)->bytes)[0], std::byte{0xBB});  // visible before the flush
+    EXPECT_EQ((d.read(0, 1)->bytes)[0], std::byte{0xBB});  // visible before the flush
   });
   EXPECT_EQ(w.env.unflushed_writes(w.dev), 1u);
   // Over many seeds the one unflushed write is kept, dropped and torn; flushed bytes never
