@@ -11,8 +11,18 @@ void DeviceImage::write(uint64_t offset, std::span<const std::byte> data) {
     const uint64_t at = offset + done;
     const uint64_t in_block = at % kBlockBytes;
     const uint64_t n = std::min<uint64_t>(data.size() - done, kBlockBytes - in_block);
-    std::vector<std::byte>& block = blocks_[at / kBlockBytes];
-    if (block.empty()) block.resize(kBlockBytes);
+    auto it = blocks_.find(at / kBlockBytes);
+    if (it == blocks_.end()) {
+      // Zeros on a block never written change nothing it reads: no memory for them (a store
+      // zeroing its journal and checkpoint regions).
+      const std::byte* p = data.data() + done;
+      if (std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; })) {
+        done += n;
+        continue;
+      }
+      it = blocks_.emplace(at / kBlockBytes, std::vector<std::byte>(kBlockBytes)).first;
+    }
+    std::vector<std::byte>& block = it->second;
     std::memcpy(block.data() + in_block, data.data() + done, n);
     done += n;
   }

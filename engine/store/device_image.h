@@ -2,7 +2,7 @@
 // allocated on first write; a range never written reads as zeros. The contents of an Env's
 // in-memory devices: MemoryEnv's (engine/testing; a current and a durable image for its crash
 // model) and the simulator's when it carries data (sim/sim_env.h). Memory: one 4 KiB block
-// (plus the map's node) per block ever written.
+// (plus the map's node) per block ever written with something other than zeros.
 //
 // Thread-safety: none; the owner serialises use (both Envs run one task at a time).
 #pragma once
@@ -26,7 +26,7 @@ class DeviceImage {
   // The bytes [offset, offset + length).
   std::vector<std::byte> read(uint64_t offset, uint64_t length) const;
 
-  // Blocks ever written (each holds kBlockBytes of memory).
+  // Blocks held (each kBlockBytes of memory): those written with a non-zero byte.
   uint64_t blocks() const { return blocks_.size(); }
   bool empty() const { return blocks_.empty(); }
 

@@ -731,29 +731,49 @@ Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64
                                     std::to_string(offset) + ", +" + std::to_string(length) +
                                     ") is beyond its size of " + std::to_string(o.size) + " bytes");
   }
+  // One device read per run of object blocks that lie on consecutive device blocks (an
+  // extent, as the write allocated it); every block's crc32c is checked.
   auto out = std::make_shared<std::vector<std::byte>>(length);
-  uint64_t done = 0;
-  while (done < length) {
-    const uint64_t at = offset + done;
-    const uint64_t ob = at / kBlockBytes;
-    const uint64_t in_block = at % kBlockBytes;
-    const uint64_t n = std::min(length - done, kBlockBytes - in_block);
+  if (length == 0) return Payload{0, std::move(out)};
+  const uint64_t first = offset / kBlockBytes;
+  const uint64_t last = (offset + length - 1) / kBlockBytes;
+  uint64_t ob = first;
+  while (ob <= last) {
     auto it = o.blocks.find(ob);
-    if (it != o.blocks.end()) {
-      const uint64_t dev_off = it->second.device_block * kBlockBytes;
-      Result<std::vector<std::byte>> b = read_device(dev_off, kBlockBytes);
-      if (!b.ok()) return b.status();
-      const uint32_t crc = crc32c(*b);
-      if (crc != it->second.crc) {
-        return Status::corruption(where() + ": object " + quoted(object) + " block " +
-                                  std::to_string(ob) + " (device offset " +
-                                  std::to_string(dev_off) + ") has crc32c " + hex32(crc) +
-                                  ", its onode says " + hex32(it->second.crc));
-      }
-      std::copy_n(b->begin() + static_cast<ptrdiff_t>(in_block), n,
-                  out->begin() + static_cast<ptrdiff_t>(done));
+    if (it == o.blocks.end()) {  // a hole: zeros
+      ++ob;
+      continue;
     }
-    done += n;
+    uint64_t run = 1;
+    while (ob + run <= last) {
+      auto next = o.blocks.find(ob + run);
+      if (next == o.blocks.end() || next->second.device_block != it->second.device_block + run) {
+        break;
+      }
+      ++run;
+    }
+    const uint64_t dev_off = it->second.device_block * kBlockBytes;
+    Result<std::vector<std::byte>> b = read_device(dev_off, run * kBlockBytes);
+    if (!b.ok()) return b.status();
+    for (uint64_t k = 0; k < run; ++k) {
+      const BlockRef& ref = o.blocks.find(ob + k)->second;
+      const std::span<const std::byte> block(b->data() + k * kBlockBytes,
+                                             static_cast<size_t>(kBlockBytes));
+      const uint32_t crc = crc32c(block);
+      if (crc != ref.crc) {
+        return Status::corruption(where() + ": object " + quoted(object) + " block " +
+                                  std::to_string(ob + k) + " (device offset " +
+                                  std::to_string(dev_off + k * kBlockBytes) + ") has crc32c " +
+                                  hex32(crc) + ", its onode says " + hex32(ref.crc));
+      }
+      // The part of the block within [offset, offset + length).
+      const uint64_t block_start = (ob + k) * kBlockBytes;
+      const uint64_t from = std::max(offset, block_start);
+      const uint64_t to = std::min(offset + length, block_start + kBlockBytes);
+      std::copy_n(block.begin() + static_cast<ptrdiff_t>(from - block_start), to - from,
+                  out->begin() + static_cast<ptrdiff_t>(from - offset));
+    }
+    ob += run;
   }
   return Payload{length, std::move(out)};
 }
