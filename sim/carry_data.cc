@@ -225,17 +225,7 @@ Status write_dataset(SimEnv& env, const services::Dataset& dataset, const layout
 
 void scrub(Env& env, HostId host, placement::Placement& placement, const ErasureCoding& ec,
            CarriedData& carried) {
-  std::vector<recovery::PgMembers> pgs;
-  std::vector<int32_t> devices;
-  for (uint32_t g = 0; g < placement.num_groups(); ++g) {
-    devices.clear();
-    placement.devices_of(g, devices);
-    recovery::PgMembers m{g, {}};
-    for (int32_t d : devices) {
-      m.osds.push_back(d == placement::kNoDevice ? "" : services::osd_endpoint_name(d));
-    }
-    pgs.push_back(std::move(m));
-  }
+  const std::vector<recovery::PgMembers> pgs = recovery::pg_members(placement);
   recovery::PeeringOptions o;
   o.ec = ec;
   o.reply_endpoint = "scrub";
