@@ -1862,10 +1862,10 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.failures = parse_failures(root, s);  // and s.random_drive_failures
   refuse_failure_only_keys(root, s);
   if (root.has("simulation")) {
-    const Obj sim = root.object(
-        "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
-                       "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance",
-                       "carry_data"});
+    const Obj sim =
+        root.object("simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
+                                   "stop_at_steady_state", "max_simulated_s",
+                                   "steady_state_tolerance", "carry_data"});
     s.simulation = parse_simulation(sim);
     refuse_carry_data(sim, s);
     // A slice's reads from hard disks keep their RPC size (a disk positions once per request,
