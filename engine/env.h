@@ -117,7 +117,8 @@ class EndpointQueueBudget {
 //    present and the rest holds the old bytes. Nothing else changes; in particular durable
 //    bytes are never damaged by a crash, and no write is ever reordered with a later flush.
 // engine/testing's MemoryEnv implements exactly this (MemoryEnv::crash_device); the simulator
-// keeps no bytes, so its flush is free and changes no prediction.
+// models no power loss (its devices keep bytes only when asked, sim/sim_env.h), so its flush
+// is free and changes no prediction.
 class Device {
  public:
   virtual ~Device() = default;
@@ -128,9 +129,10 @@ class Device {
   // capacity_bytes(), or overflowing) fails with InvalidArgument, takes no time and changes
   // nothing. [capacity_bytes(), +0) fits.
   //
-  // Reads `length` bytes at `offset`, blocking until done. In simulation the payload has only
-  // a size; where the device keeps data (real mode, MemoryEnv after a write with bytes) it
-  // carries the bytes, ranges never written reading as zeros.
+  // Reads `length` bytes at `offset`, blocking until done. In a size-only simulation the
+  // payload has only a size; where the device keeps data (real mode, MemoryEnv after a write
+  // with bytes, SimEnv with keep_device_bytes) it carries the bytes, ranges never written
+  // reading as zeros.
   virtual Result<Payload> read(uint64_t offset, uint64_t length) = 0;
   // Writes `data` at `offset`, blocking until the device has it (not durably; see flush). A
   // payload without bytes is a size-only write: it costs time and leaves the contents alone.

@@ -276,6 +276,9 @@ struct SimulationSpec {
   bool stop_at_steady_state = true;            // stop once steady and extrapolate the epoch
   double max_simulated_s = 3600;               // stop (and report) after this much simulated time
   double steady_state_tolerance = 0.01;  // relative change of throughput that counts as steady
+  // Carry and verify real bytes (docs/scenario-format.md, "simulation"): true, false, or
+  // nullopt (absent) for automatic: on when the bytes held stay small (sim/cluster_plan.h).
+  std::optional<bool> carry_data;
 };
 
 struct Scenario {

@@ -1425,6 +1425,36 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
   return out;
 }
 
+// simulation.carry_data: true needs what can carry data (docs/scenario-format.md): a rados
+// design, one training_read or checkpoint workload, no failures.
+void refuse_carry_data(const Obj& sim, const Scenario& s) {
+  if (s.simulation.carry_data != true) return;
+  if (s.storage.design != StorageDesign::kRados) {
+    sim.fail("carry_data",
+             "expected false or no carry_data with storage design '" +
+                 std::string(storage_design_name(s.storage.design)) +
+                 "' (only rados OSDs keep objects in an object store that carries bytes), found "
+                 "true");
+  }
+  if (s.workloads.size() != 1 || (s.workloads[0].kind != WorkloadKind::kTrainingRead &&
+                                  s.workloads[0].kind != WorkloadKind::kCheckpoint)) {
+    std::string found;
+    for (const auto& w : s.workloads) {
+      found += (found.empty() ? "" : ", ") + std::string(workload_kind_name(w.kind));
+    }
+    sim.fail("carry_data",
+             "expected false or no carry_data with workloads [" + found +
+                 "] (data is carried for one training_read or one checkpoint workload alone), "
+                 "found true");
+  }
+  if (has_failures(s)) {
+    sim.fail("carry_data",
+             "expected false or no carry_data with failures[] (recovery in the simulation moves "
+             "sizes, not an OSD's objects: failures and carried data do not run together), "
+             "found true");
+  }
+}
+
 SimulationSpec parse_simulation(const Obj& o) {
   SimulationSpec s;
   s.fidelity = o.choice<Fidelity>(
@@ -1438,6 +1468,7 @@ SimulationSpec parse_simulation(const Obj& o) {
   s.max_simulated_s = o.number("max_simulated_s", {0, true, 1e9}, s.max_simulated_s);
   s.steady_state_tolerance =
       o.number("steady_state_tolerance", {0, true, 1, true}, s.steady_state_tolerance);
+  if (o.has("carry_data")) s.carry_data = o.boolean("carry_data", false);
   return s;
 }
 
@@ -1831,10 +1862,12 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.failures = parse_failures(root, s);  // and s.random_drive_failures
   refuse_failure_only_keys(root, s);
   if (root.has("simulation")) {
-    const Obj sim = root.object(
-        "simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
-                       "stop_at_steady_state", "max_simulated_s", "steady_state_tolerance"});
+    const Obj sim =
+        root.object("simulation", {"fidelity", "representative_nodes", "transfer_unit_mib",
+                                   "stop_at_steady_state", "max_simulated_s",
+                                   "steady_state_tolerance", "carry_data"});
     s.simulation = parse_simulation(sim);
+    refuse_carry_data(sim, s);
     // A slice's reads from hard disks keep their RPC size (a disk positions once per request,
     // so coarser requests would change its answer: sim/runner.cc), which leaves the transfer
     // unit of a pfs or nfs design only checkpoints to act on.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -815,6 +816,64 @@ void plan_clients(ClusterPlan& p, const WorkloadMix& mix) {
   }
 }
 
+// simulation.carry_data resolved (CarryDataPlan). The scenario parser refused true where data
+// cannot be carried (models/scenario_json.cc); here automatic mode finds those off, and the
+// size decides the rest.
+Status plan_carry_data(ClusterPlan& p) {
+  const Scenario& in = p.run;
+  CarryDataPlan& c = p.carry_data;
+  c.automatic = !in.simulation.carry_data.has_value();
+  if (in.simulation.carry_data == false) {
+    c.reason = "simulation.carry_data is false";
+    return Status();
+  }
+  if (in.storage.design != StorageDesign::kRados) {
+    c.reason = "automatic: storage design '" +
+               std::string(models::storage_design_name(in.storage.design)) +
+               "' keeps sizes only (only rados carries data)";
+    return Status();
+  }
+  if (in.workloads.size() != 1 ||
+      (!p.checkpoint && p.kind != models::WorkloadKind::kTrainingRead)) {
+    c.reason = "automatic: only a training_read or a checkpoint workload alone carries data";
+    return Status();
+  }
+  if (models::has_failures(in)) {
+    c.reason = "automatic: runs with failures keep sizes only (recovery moves sizes)";
+    return Status();
+  }
+  const services::DatasetSpec& ds = p.dataset;
+  const double copies = p.storage.pool.erasure
+                            ? static_cast<double>(p.storage.ec.k + p.storage.ec.m) / p.storage.ec.k
+                            : static_cast<double>(p.storage.pool.size);
+  const double held =
+      static_cast<double>(ds.files) * ds.samples_per_file * ds.sample_bytes_mean * copies;
+  c.held_bytes = held >= 1.8e19 ? ~uint64_t{0} : static_cast<uint64_t>(std::ceil(held));
+  char copies_text[32];
+  std::snprintf(copies_text, sizeof copies_text, "%g", copies);
+  const std::string what = std::string(p.checkpoint ? "the checkpoint's files" : "the dataset") +
+                           " times " + copies_text + " copies: " + std::to_string(c.held_bytes) +
+                           " bytes, the limit " + std::to_string(CarryDataPlan::kLimitBytes) +
+                           " bytes (1 GiB)";
+  if (c.held_bytes <= CarryDataPlan::kLimitBytes) {
+    c.on = true;
+    c.reason = (c.automatic ? "automatic: " : "simulation.carry_data is true: ") + what;
+    return Status();
+  }
+  if (!c.automatic) {
+    return Status::invalid_argument(
+        in.source_path +
+        ": simulation.carry_data: expected a run that holds at most 1 GiB of carried data "
+        "(" +
+        std::to_string(CarryDataPlan::kLimitBytes) +
+        " bytes: " + (p.checkpoint ? "the checkpoint's files" : "the dataset") +
+        " times the pool's copies, as simulated), found " + std::to_string(c.held_bytes) +
+        " bytes; set it to false or leave it out");
+  }
+  c.reason = "automatic: over the limit: " + what;
+  return Status();
+}
+
 }  // namespace
 
 Result<ClusterPlan> build_cluster_plan(const Scenario& scenario, uint64_t seed) {
@@ -864,6 +923,9 @@ Result<ClusterPlan> build_cluster_plan(const Scenario& scenario, uint64_t seed) 
     p.failures = std::move(*failures);
   }
   plan_clients(p, *mix);
+  if (Status st = plan_carry_data(p); !st.ok()) return st;
+  // Every read of a run that carries data is verified: the epochs run to their end.
+  if (p.carry_data.on) p.plan.allow_early_stop = false;
   return p;
 }
 

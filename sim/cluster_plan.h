@@ -146,6 +146,20 @@ struct AsyncCheckpointPlan {
   uint64_t rank_bytes = 0;
 };
 
+// simulation.carry_data as the run resolves it (docs/scenario-format.md, docs/models.md, "Real
+// data and modelled cost"): the OSDs keep their objects in DiskStores on devices that keep
+// bytes, the dataset is written with known content before the clock starts, every read is
+// compared with it, and a deep scrub checks every PG after the run.
+struct CarryDataPlan {
+  // The bytes a run may hold at most when it carries data: the dataset (or the checkpoint's
+  // files) times the copies the pool keeps, estimated from the mean sample size.
+  static constexpr uint64_t kLimitBytes = uint64_t{1} << 30;
+  bool on = false;
+  bool automatic = true;    // carry_data absent from the scenario
+  uint64_t held_bytes = 0;  // the estimate (0 where data cannot be carried at all)
+  std::string reason;       // why on or off, for the report
+};
+
 struct ClusterPlan {
   // The scenario as written; as run (client nodes cut to those the run involves, the seed,
   // random drive failures drawn); and as simulated (the slice).
@@ -182,11 +196,13 @@ struct ClusterPlan {
   CheckpointPlan checkpoint_ranks;
   std::optional<BlockPlan> block_volumes;  // block run, or beside the main workload
   std::optional<AsyncCheckpointPlan> async_checkpoint;
+  CarryDataPlan carry_data;
 };
 
 // The plan of `scenario` with the run's `seed` (which draws the random drive failures). Errors:
 // a mix of workloads format 1 cannot run, block volumes without design rados, a failed fabric
-// link that a slice cannot represent, a topology the scenario cannot build.
+// link that a slice cannot represent, a topology the scenario cannot build, carry_data true on
+// a run that would hold more than CarryDataPlan::kLimitBytes.
 Result<ClusterPlan> build_cluster_plan(const models::Scenario& scenario, uint64_t seed);
 
 }  // namespace granary::sim

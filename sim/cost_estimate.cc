@@ -16,6 +16,7 @@
 #include <string>
 
 #include "models/topology.h"
+#include "sim/cluster_plan.h"
 
 namespace granary::sim {
 
@@ -621,6 +622,11 @@ CostEstimate estimate_cost(const models::Scenario& scenario) {
     memory += double(s.storage.rados.pg_num) * kBytesPerPg * (models::has_failures(s) ? 4 : 1);
   }
   memory += double(actors) * kBytesPerActor + requests * kBytesPerRequest * 0.1;
+  // A run that carries data holds its bytes in the devices' images, with the stores' blocks and
+  // maps: about 1.4 times the bytes held (docs/models.md, "Real data and modelled cost").
+  if (auto planned = build_cluster_plan(s, s.seed); planned.ok() && planned->carry_data.on) {
+    memory += 1.4 * double(planned->carry_data.held_bytes);
+  }
 
   e.actors = actors;
   e.flows = std::max<int64_t>(1, flows);

@@ -409,6 +409,7 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
     report["recovery"] = rec;
   }
   if (world.block_driver) report["block"] = beside_json(world, *world.beside);
+  if (world.carried) report["carry_data"] = carry_data_json(world.carried->counts());
   return report;
 }
 
@@ -642,6 +643,7 @@ nlohmann::json training_report(const ClusterPlan& plan, const World& world,
       {"interval_s", m.interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
   if (world.failures) report["recovery"] = training_recovery_json(plan, world, m);
   if (world.block_driver) report["block"] = beside_json(world, *world.beside);
+  if (world.carried) report["carry_data"] = carry_data_json(world.carried->counts());
   if (plan.async_checkpoint) {
     report["checkpoint"] = async_checkpoint_json(plan.async_checkpoint->spec, async, k);
   }

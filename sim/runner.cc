@@ -46,9 +46,26 @@ Result<nlohmann::json> simulate(const models::Scenario& scenario, const RunOptio
   World world;
   if (Status st = build_world(plan, env, *platform, world); !st.ok()) return st;
   RunContext ctx{options, engine, env, *platform, world, drive_timing};
-  if (plan.checkpoint) return run_checkpoint(plan, ctx);
-  if (plan.block) return run_block(plan, ctx);
-  return run_training_read(plan, ctx);
+  if (options.before_clock) options.before_clock(env, world);
+  Result<nlohmann::json> report = plan.checkpoint ? run_checkpoint(plan, ctx)
+                                  : plan.block    ? run_block(plan, ctx)
+                                                  : run_training_read(plan, ctx);
+  if (!report.ok()) return report;
+  // Whether the run carried data, and why (docs/report-format.md, "run").
+  const CarryDataPlan& carry = plan.carry_data;
+  (*report)["run"]["carry_data"] = {{"carried", carry.on},
+                                    {"automatic", carry.automatic},
+                                    {"reason", carry.reason},
+                                    {"limit_bytes", CarryDataPlan::kLimitBytes}};
+  if (world.carried) {
+    const CarryCounts& c = world.carried->counts();
+    if (!c.scrub_error.empty()) {
+      return Status::io_error(
+          scenario.source_path +
+          ": simulation.carry_data: the deep scrub after the run failed: " + c.scrub_error);
+    }
+  }
+  return report;
 }
 
 }  // namespace
@@ -59,7 +76,7 @@ Result<nlohmann::json> run_scenario(const models::Scenario& scenario, const RunO
   if (!simgrid_config.ok()) return simgrid_config.status();
   auto report = simulate(scenario, options, *simgrid_config);
   if (!report.ok()) return report;
-  (*report)["run"] = {{"simgrid_config", *simgrid_config}};
+  (*report)["run"]["simgrid_config"] = *simgrid_config;
   return report;
 }
 

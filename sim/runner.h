@@ -34,10 +34,16 @@
 
 namespace granary::sim {
 
+class SimEnv;
+struct World;
+
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   // Called now and then with (simulated seconds, estimated fraction of the run done).
   std::function<void(double, double)> on_progress;
+  // Tests: called once the world is built (a run that carries data: its dataset written),
+  // before the clock starts; may inject faults (SimEnv::corrupt_device_byte).
+  std::function<void(SimEnv& env, const World& world)> before_clock;
 };
 
 // Runs the scenario and returns the report (format in docs/report-format.md). The report is a

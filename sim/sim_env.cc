@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <simgrid/Exception.hpp>
 
+#include "engine/store/device_image.h"
+
 namespace granary::sim {
 
 namespace sg4 = simgrid::s4u;
@@ -113,14 +115,16 @@ class SimEnv::SimDevice final : public Device {
 
   Result<Payload> read(uint64_t offset, uint64_t length) override {
     if (Status s = check_range("read", offset, length); !s.ok()) return s;
-    try {
-      access(false, length);
-      sg4::Comm::sendto(drive_host_, server_host_, length);
-      env_.exit_if_cancelled();
-    } catch (const simgrid::Exception& e) {
-      return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
+    if (!env_.untimed_) {
+      try {
+        access(false, length);
+        sg4::Comm::sendto(drive_host_, server_host_, length);
+        env_.exit_if_cancelled();
+      } catch (const simgrid::Exception& e) {
+        return Status::io_error("device " + std::to_string(id_) + " read failed: " + e.what());
+      }
     }
-    return Payload::of_size(length);
+    return contents(offset, length);
   }
 
   Status write(uint64_t offset, const Payload& data) override {
@@ -130,14 +134,35 @@ class SimEnv::SimDevice final : public Device {
                                       std::to_string(data.size_bytes) + " bytes carries " +
                                       std::to_string(data.bytes.size()) + " bytes of data");
     }
-    try {
-      access(true, data.size_bytes);
-      sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
-      env_.exit_if_cancelled();
-    } catch (const simgrid::Exception& e) {
-      return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
+    if (!env_.untimed_) {
+      try {
+        access(true, data.size_bytes);
+        sg4::Comm::sendto(server_host_, drive_host_, data.size_bytes);
+        env_.exit_if_cancelled();
+      } catch (const simgrid::Exception& e) {
+        return Status::io_error("device " + std::to_string(id_) + " write failed: " + e.what());
+      }
+    }
+    // The bytes land when the write completes (a cancelled writer's write is not applied).
+    if (env_.keep_bytes_ && data.bytes) {
+      image_.write(offset, data.bytes.span());
     }
     return Status();
+  }
+
+  // The payload of a read of [offset, +length): the kept bytes, or a size.
+  Payload contents(uint64_t offset, uint64_t length) const {
+    if (!env_.keep_bytes_) return Payload::of_size(length);
+    MutableBuffer out = env_.allocate(length);
+    image_.read(offset, out.span());
+    return Payload::of(std::move(out).freeze());
+  }
+
+  void corrupt(uint64_t offset, uint8_t mask) {
+    std::byte b{};
+    image_.read(offset, std::span(&b, 1));
+    b ^= static_cast<std::byte>(mask);
+    image_.write(offset, std::span(&b, 1));
   }
 
   Status check_range(const char* what, uint64_t offset, uint64_t length) const {
@@ -150,8 +175,9 @@ class SimEnv::SimDevice final : public Device {
     return Status();
   }
 
-  // The simulator keeps no bytes: nothing to make durable, and a flush costs no time (so that
-  // predictions do not change; a drive's flush latency is not modelled).
+  // The simulator models no power loss: every completed write is as durable as it will be
+  // (see sim_env.h), so a flush has nothing to do and costs no time (a drive's flush latency
+  // is not modelled, and predictions do not change).
   Status flush() override { return Status(); }
 
  private:
@@ -162,6 +188,7 @@ class SimEnv::SimDevice final : public Device {
   sg4::Host* server_host_;
   uint64_t capacity_;
   std::unique_ptr<DriveQueue> queue_;
+  store::DeviceImage image_;  // with keep_device_bytes()
 };
 
 class SimEnv::SimSemaphore final : public Semaphore {
@@ -347,6 +374,8 @@ Status SimEnv::send_from_device(Device& device, uint64_t offset, uint64_t length
   if (Status s = check_reachable(device.host(), ep); !s.ok()) return s;
   message.payload = Payload::of_size(length);
   if (Status s = ep.admit(message.wire_bytes()); !s.ok()) return s;
+  // The bytes as the device holds them when the transfer starts (as MemoryEnv takes them).
+  message.payload = sim_device.contents(offset, length);
   Courier& c = couriers_[device.id()];
   if (!c.started) {
     c.started = true;
@@ -390,6 +419,12 @@ void SimEnv::set_drive_timing(const DriveTiming& timing) {
 void SimEnv::set_drive_slowdown(DeviceId id, double factor) {
   GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
   if (DriveQueue* q = devices_[id]->queue()) q->set_slowdown(factor);
+}
+
+void SimEnv::corrupt_device_byte(DeviceId id, uint64_t offset, uint8_t mask) {
+  GRANARY_CHECK(keep_bytes_);
+  GRANARY_CHECK(id >= 0 && id < static_cast<DeviceId>(devices_.size()));
+  devices_[id]->corrupt(offset, mask);
 }
 
 const DriveQueue* SimEnv::drive_queue(DeviceId id) const {

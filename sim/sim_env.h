@@ -8,6 +8,14 @@
 // next Env call (a kill is handled only after the current scheduling round). Hosts marked down
 // (set_host_down) and endpoint queue limits are the Env's own bookkeeping, checked at send.
 //
+// Device contents. By default the devices keep no bytes: a read returns a size, a write's bytes
+// are dropped (the size-only world of large simulations). With keep_device_bytes() every device
+// keeps what writes carry (sparse, store::DeviceImage: ranges never written read as zeros) and
+// reads and send_from_device return it; the time an operation takes is the same either way
+// (the same drive model, the same transfers). The simulator does not model power loss: a flush
+// makes nothing more durable than it already is (every completed write survives; no crash
+// loses or tears one), and costs no time.
+//
 // Not thread-safe (SimGrid runs actors one at a time). One per simulation.
 #pragma once
 
@@ -63,6 +71,19 @@ class SimEnv final : public Env {
   // The drive's queue (null before set_drive_timing).
   const DriveQueue* drive_queue(DeviceId id) const;
 
+  // Devices keep the bytes written to them from now on (see the header comment). Before the
+  // simulation runs.
+  void keep_device_bytes() { keep_bytes_ = true; }
+  bool keeps_device_bytes() const { return keep_bytes_; }
+  // Setup: while on, device reads, writes and flushes move bytes only and take no simulated
+  // time (no drive queue, no transfer), so they may be called from outside any task: how a
+  // world builder lays data out on the devices before the clock starts. Off while the
+  // simulation runs.
+  void set_devices_untimed(bool on) { untimed_ = on; }
+  // Tests: flips the bits of `mask` in byte `offset` of device `id`'s kept bytes, as a silent
+  // media error would (no time, no drive access). Needs keep_device_bytes().
+  void corrupt_device_byte(DeviceId id, uint64_t offset, uint8_t mask = 0xff);
+
   // Marks `host` down (or up again): sends from it and to its endpoints fail with kUnavailable
   // (engine/env.h, "Hosts that go down"). Only the Env's bookkeeping: the SimGrid host stays on
   // and its actors run. Nothing in the runner calls it (its failures are the services' own).
@@ -111,6 +132,8 @@ class SimEnv final : public Env {
   bool spawned_ = false;
   std::vector<TaskId> courier_pids_;
   std::unordered_set<TaskId> cancelled_;  // cancelled tasks that may not have unwound yet
+  bool keep_bytes_ = false;
+  bool untimed_ = false;
 };
 
 }  // namespace granary::sim

@@ -98,12 +98,29 @@ Status build_rados(const ClusterPlan& plan, SimEnv& env, World& world) {
           std::make_unique<services::OsdOpQueue>(env, env.host_of_drive(d), qo, seeds.next_u64()));
     }
   }
+  if (plan.carry_data.on) {
+    world.carried = std::make_unique<CarriedData>(plan.seed);
+    if (Status s = mount_stores(env, st.drives, *world.carried); !s.ok()) return s;
+  }
   for (int d = 0; d < st.drives; ++d) {
     services::OsdServiceOptions o = st.osds[d];
     if (!world.op_queues.empty()) o.op_queue = world.op_queues[d].get();
     if (st.failure_map) o.placement = world.switching.get();
+    if (world.carried) {
+      world.object_services.push_back(std::make_unique<services::OsdService>(
+          env, env.host_of_drive(d), env.device(d), *world.carried->stores()[d], o));
+      continue;
+    }
     world.object_services.push_back(std::make_unique<services::OsdService>(
         env, env.host_of_drive(d), env.device(d), writable_store(st, world), o));
+  }
+  // A training read's dataset, in place before the clock starts (a checkpoint's stores start
+  // empty).
+  if (world.carried && st.stores_hold_dataset) {
+    if (Status s = write_dataset(env, *world.dataset, *rbd, *world.pool, st.ec, *world.carried);
+        !s.ok()) {
+      return s;
+    }
   }
   // Writes: the objects in flight librados' objecter lets one writer process have
   // (objecter_inflight_op_bytes, 100 MiB; each checkpoint rank is a process of its own), at

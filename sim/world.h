@@ -5,7 +5,9 @@
 // their clients and run it.
 //
 // build_world draws from the Env's random source and spawns tasks in a fixed order (dataset,
-// storage, failures, block I/O beside): the same plan and seed give the same world.
+// storage, failures, block I/O beside): the same plan and seed give the same world. A plan
+// that carries data gets OSDs over DiskStores, formatted and (training read) filled with the
+// dataset before the clock starts (carry_data.h).
 //
 // Thread-safety: simulation only, like SimEnv.
 #pragma once
@@ -27,6 +29,7 @@
 #include "engine/services/osd.h"
 #include "engine/services/written_store.h"
 #include "sim/block_workload.h"
+#include "sim/carry_data.h"
 #include "sim/cluster_plan.h"
 #include "sim/failures.h"
 #include "sim/platform.h"
@@ -75,6 +78,9 @@ struct World {
   // The backend the clients use (design local: see backend_of_client).
   services::StorageBackend backend;
   std::vector<ClientNode> clients;  // a training read's
+  // A run that carries data (plan.carry_data.on): the OSDs' DiskStores and what was verified
+  // (carry_data.h); null for a size-only run.
+  std::unique_ptr<CarriedData> carried;
 };
 
 // Builds `plan` into `world` on `env` (whose platform is `platform`) and starts its services,

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "engine/redundancy/codec.h"
+#include "engine/services/file_mapping.h"
 
 namespace granary::recovery {
 namespace {
@@ -370,6 +371,21 @@ Result<PeeringReport> peer(Env& env, HostId host, const std::vector<PgMembers>& 
   }
   Peer p(env, host, options);
   return p.run(pgs);
+}
+
+std::vector<PgMembers> pg_members(placement::Placement& placement) {
+  std::vector<PgMembers> out;
+  std::vector<int32_t> devices;
+  for (uint32_t g = 0; g < placement.num_groups(); ++g) {
+    devices.clear();
+    placement.devices_of(g, devices);
+    PgMembers m{g, {}};
+    for (int32_t d : devices) {
+      m.osds.push_back(d == placement::kNoDevice ? "" : services::osd_endpoint_name(d));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 }  // namespace granary::recovery

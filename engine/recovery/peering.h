@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/placement/placement.h"
 
 namespace granary::recovery {
 
@@ -42,6 +43,10 @@ struct PgMembers {
   // for a position no OSD fills.
   std::vector<std::string> osds;
 };
+
+// Every placement group of `placement`, its positions filled by the OSDs
+// services::osd_endpoint_name(device) ("osd.<id>"), "" where no device fills one.
+std::vector<PgMembers> pg_members(placement::Placement& placement);
 
 struct PeeringOptions {
   ErasureCoding ec;            // the pool's code (k = 0: replicated)

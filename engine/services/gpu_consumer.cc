@@ -94,7 +94,12 @@ void GpuConsumer::reader(const std::shared_ptr<Epoch>& epoch) {
     }
     const DatasetFile& file = dataset_.files()[index];
     const double started_s = env_.now_s();
-    Result<FileRead> read = client_.read_file(file.path, file.size_bytes);
+    Buffer data;
+    Result<FileRead> read =
+        client_.read_file(file.path, file.size_bytes, options_.verify ? &data : nullptr);
+    if (read.ok() && options_.verify) {
+      if (Status checked = options_.verify(file, data.span()); !checked.ok()) read = checked;
+    }
     // The loader closes each file once read (a metadata operation on a parallel file system;
     // nothing elsewhere).
     if (read.ok()) {

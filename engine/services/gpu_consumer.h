@@ -44,7 +44,9 @@
 // for after the run. The client and dataset must outlive the consumer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,17 +68,21 @@ struct GpuConsumerOptions {
   int epochs = 1;                      // >= 1
   uint64_t shuffle_seed = 0;           // the same on every rank
   double decode_cpu_s_per_sample = 0;  // reader CPU per sample (0: decoding is free)
+  // With it, each file is read with its bytes (StorageClient::read_file with data: a storage
+  // that keeps bytes) and handed to it; an error fails the read as a storage error would.
+  // Without it, a read moves sizes only.
+  std::function<Status(const DatasetFile& file, std::span<const std::byte> data)> verify = nullptr;
 };
 
 struct ConsumerMetrics {
-  double start_s = 0;           // run() began
-  double end_s = 0;             // the last step's compute ended
-  double total_run_time_s = 0;  // end_s - start_s
-  double compute_time_s = 0;    // DLIO's total_compute_time: every step's but each epoch's first
-  double excluded_s = 0;        // each epoch's first step: its I/O wait plus its compute
-  double au = 0;                // the mean of epoch_au; 0 when nothing was computed
+  double start_s = 0;            // run() began
+  double end_s = 0;              // the last step's compute ended
+  double total_run_time_s = 0;   // end_s - start_s
+  double compute_time_s = 0;     // DLIO's total_compute_time: every step's but each epoch's first
+  double excluded_s = 0;         // each epoch's first step: its I/O wait plus its compute
+  double au = 0;                 // the mean of epoch_au; 0 when nothing was computed
   std::vector<double> epoch_au;  // per epoch, see the header comment
-  int64_t steps = 0;                   // completed, all epochs
+  int64_t steps = 0;             // completed, all epochs
   std::vector<double> step_io_wait_s;  // per completed step, epoch after epoch
   std::vector<double> step_end_s;      // when each completed step's compute ended
   uint64_t files_read = 0;

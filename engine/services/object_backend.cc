@@ -102,15 +102,15 @@ uint64_t parse_u64(const std::string& s) {
 
 }  // namespace
 
-Result<ObjectInfo> StoreBackend::stat_locked(std::string_view object) {
-  Result<uint64_t> size = store_.size(object);
+Result<ObjectInfo> StoreBackend::stat_of(store::DiskStore& store, std::string_view object) {
+  Result<uint64_t> size = store.size(object);
   if (!size.ok()) return size.status();
   ObjectInfo info;
   info.size_bytes = *size;
-  if (Result<std::string> v = store_.attr(object, kVersionAttr); v.ok()) {
+  if (Result<std::string> v = store.attr(object, kVersionAttr); v.ok()) {
     info.version = parse_u64(*v);
   }
-  if (Result<std::string> l = store_.attr(object, kLogicalSizeAttr); l.ok()) {
+  if (Result<std::string> l = store.attr(object, kLogicalSizeAttr); l.ok()) {
     info.logical_bytes = parse_u64(*l);
   }
   return info;
@@ -118,7 +118,7 @@ Result<ObjectInfo> StoreBackend::stat_locked(std::string_view object) {
 
 Result<ObjectInfo> StoreBackend::stat(std::string_view object) {
   std::lock_guard<EnvMutex> lock(mu_);
-  return stat_locked(object);
+  return stat_of(store_, object);
 }
 
 Result<Payload> StoreBackend::read(std::string_view object, uint64_t offset, uint64_t length) {
@@ -135,15 +135,22 @@ Status StoreBackend::write(std::string_view object, uint64_t offset, const Paylo
                                     " carries no bytes, and this OSD stores data");
   }
   std::lock_guard<EnvMutex> lock(mu_);
+  return write_to(store_, object, offset, data, logical_end, version);
+}
+
+Status StoreBackend::write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
+                              const Payload& data, uint64_t logical_end, uint64_t version,
+                              bool sync) {
   store::WriteOptions options;
+  options.sync = sync;
   uint64_t logical = offset + data.size_bytes;
-  if (Result<ObjectInfo> old = stat_locked(object); old.ok()) {
+  if (Result<ObjectInfo> old = stat_of(store, object); old.ok()) {
     logical = std::max(logical, old->client_bytes());
   }
   logical = std::max(logical, logical_end);
   options.attrs.emplace_back(kLogicalSizeAttr, std::to_string(logical));
   if (version > 0) options.attrs.emplace_back(kVersionAttr, std::to_string(version));
-  return store_.write(object, offset, data, options);
+  return store.write(object, offset, data, options);
 }
 
 Status StoreBackend::remove(std::string_view object) {
@@ -155,7 +162,7 @@ Result<std::vector<ObjectListing>> StoreBackend::list() {
   std::lock_guard<EnvMutex> lock(mu_);
   std::vector<ObjectListing> out;
   for (const std::string& name : store_.list()) {
-    Result<ObjectInfo> info = stat_locked(name);
+    Result<ObjectInfo> info = stat_of(store_, name);
     if (!info.ok()) return info.status();
     out.push_back(ObjectListing{name, *info});
   }

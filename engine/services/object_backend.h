@@ -117,12 +117,19 @@ class StoreBackend final : public ObjectBackend {
   Status remove(std::string_view object) override;
   Result<std::vector<ObjectListing>> list() override;
 
+  // write() on `store` without a backend (the caller has the store to itself: a world builder
+  // laying data out before the services start); durable at once with `sync`, else at the
+  // store's next flush.
+  static Status write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
+                         const Payload& data, uint64_t logical_end, uint64_t version,
+                         bool sync = true);
+
   // Attribute keys.
   static constexpr const char* kVersionAttr = "v";
   static constexpr const char* kLogicalSizeAttr = "ls";
 
  private:
-  Result<ObjectInfo> stat_locked(std::string_view object);
+  static Result<ObjectInfo> stat_of(store::DiskStore& store, std::string_view object);
 
   store::DiskStore& store_;
   EnvMutex mu_;

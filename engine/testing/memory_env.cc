@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
-#include <unordered_map>
+#include <span>
 #include <utility>
+
+#include "engine/store/device_image.h"
 
 namespace granary::testing {
 namespace {
@@ -125,7 +127,7 @@ class MemoryEnv::MemDevice final : public Device {
     wait_for(data.size_bytes, "write on device " + std::to_string(id_));
     if (data.bytes && data.size_bytes > 0) {
       holds_data_ = true;
-      apply(current_, offset, data.bytes, data.size_bytes);
+      current_.write(offset, data.bytes.span());
       unflushed_.push_back(Unflushed{offset, data.bytes});
     }
     return Status::ok_status();
@@ -134,7 +136,7 @@ class MemoryEnv::MemDevice final : public Device {
   Status flush() override {
     if (Status s = use_power(); !s.ok()) return s;
     wait_for(0, "flush on device " + std::to_string(id_));
-    for (const Unflushed& w : unflushed_) apply(durable_, w.offset, w.bytes, w.bytes.size());
+    for (const Unflushed& w : unflushed_) durable_.write(w.offset, w.bytes.span());
     unflushed_.clear();
     return Status::ok_status();
   }
@@ -143,18 +145,7 @@ class MemoryEnv::MemDevice final : public Device {
   Payload contents(uint64_t offset, uint64_t length) const {
     if (!holds_data_) return Payload::of_size(length);
     MutableBuffer out = env_.allocate(length);
-    uint64_t done = 0;
-    while (done < length) {
-      const uint64_t at = offset + done;
-      const uint64_t in_block = at % kBlockBytes;
-      const uint64_t n = std::min(length - done, kBlockBytes - in_block);
-      auto it = current_.find(at / kBlockBytes);
-      if (it != current_.end()) {
-        std::copy_n(it->second.begin() + static_cast<ptrdiff_t>(in_block), n,
-                    out.begin() + static_cast<ptrdiff_t>(done));
-      }
-      done += n;
-    }
+    current_.read(offset, out.span());
     return Payload::of(std::move(out).freeze());
   }
 
@@ -167,7 +158,7 @@ class MemoryEnv::MemDevice final : public Device {
       const uint64_t sectors = (w.offset + len - 1) / kSectorBytes - first + 1;
       switch (rng.uniform(3)) {
         case 0:
-          apply(durable_, w.offset, w.bytes, len);
+          durable_.write(w.offset, w.bytes.span());
           ++report.kept;
           break;
         case 1:
@@ -180,7 +171,7 @@ class MemoryEnv::MemDevice final : public Device {
           }
           const uint64_t keep = 1 + rng.uniform(sectors - 1);  // 1 .. sectors - 1
           const uint64_t end = (first + keep) * kSectorBytes;
-          apply(durable_, w.offset, w.bytes, end - w.offset);
+          durable_.write(w.offset, w.bytes.slice(0, end - w.offset).span());
           ++report.torn;
           break;
       }
@@ -221,29 +212,12 @@ class MemoryEnv::MemDevice final : public Device {
     env_.block();
   }
 
-  static constexpr uint64_t kBlockBytes = 4096;
   static constexpr uint64_t kSectorBytes = 512;
-  using Image = std::unordered_map<uint64_t, std::vector<std::byte>>;  // block -> 4 KiB
 
   struct Unflushed {
     uint64_t offset;
     Buffer bytes;
   };
-
-  // Copies the first `length` bytes of `data` to `offset` of `image`.
-  static void apply(Image& image, uint64_t offset, const Buffer& data, uint64_t length) {
-    uint64_t done = 0;
-    while (done < length) {
-      const uint64_t at = offset + done;
-      const uint64_t in_block = at % kBlockBytes;
-      const uint64_t n = std::min(length - done, kBlockBytes - in_block);
-      std::vector<std::byte>& block = image[at / kBlockBytes];
-      if (block.empty()) block.resize(kBlockBytes);
-      std::copy_n(data.begin() + static_cast<ptrdiff_t>(done), n,
-                  block.begin() + static_cast<ptrdiff_t>(in_block));
-      done += n;
-    }
-  }
 
   Status use_power() {
     if (!power_left_) return Status::ok_status();
@@ -262,8 +236,8 @@ class MemoryEnv::MemDevice final : public Device {
   double latency_s_;
   double free_at_s_ = 0;
   bool holds_data_ = false;
-  Image current_;  // what reads see
-  Image durable_;  // what survives a crash
+  store::DeviceImage current_;  // what reads see
+  store::DeviceImage durable_;  // what survives a crash
   std::vector<Unflushed> unflushed_;
   std::optional<uint64_t> power_left_;  // writes and flushes left before the power goes
 };

@@ -76,35 +76,48 @@ void CheckpointRun::spawn_ranks() {
   const int per_node = plan_.sim.cluster.clients.accelerators_per_node;
   for (int rank = 0; rank < sim_ranks_; ++rank) {
     const int node = rank / per_node;
-    ctx_.env.spawn(plan_.topology.client_sinks[node], "rank" + std::to_string(rank),
-                   [this, rank, node] {
-                     SimEnv& env = ctx_.env;
-                     const int n_ck = ck_.checkpoints;
-                     const auto& files = ctx_.world.dataset->files();
-                     services::StorageClient& client = *clients_[node];
-                     auto fail = [&](const Status& st) {
-                       if (first_error_.ok()) first_error_ = st;
-                     };
-                     for (int phase = 0; phase < 2 * n_ck; ++phase) {
-                       barriers_[phase]->arrive_and_wait();
-                       const bool writing = phase < n_ck;
-                       if (!writing && !ck_.read_back) continue;
-                       const int c = writing ? phase : phase - n_ck;
-                       const auto& f = files[static_cast<size_t>(c) * sim_ranks_ + rank];
-                       const double t0 = env.now_s();
-                       if (writing) {
-                         auto w = client.write_file(f.path, f.size_bytes, {.fsync = ck_.fsync});
-                         if (!w.ok()) fail(w.status());
-                         m_.write_s[c][rank] = env.now_s() - t0;
-                       } else {
-                         auto rd = client.read_file(f.path, f.size_bytes);
-                         if (!rd.ok()) fail(rd.status());
-                         m_.read_s[c][rank] = env.now_s() - t0;
-                       }
-                       phase_end_[phase] = std::max(phase_end_[phase], env.now_s());
-                     }
-                     ++ranks_done_;
-                   });
+    ctx_.env.spawn(
+        plan_.topology.client_sinks[node], "rank" + std::to_string(rank), [this, rank, node] {
+          SimEnv& env = ctx_.env;
+          const int n_ck = ck_.checkpoints;
+          const auto& files = ctx_.world.dataset->files();
+          services::StorageClient& client = *clients_[node];
+          auto fail = [&](const Status& st) {
+            if (first_error_.ok()) first_error_ = st;
+          };
+          for (int phase = 0; phase < 2 * n_ck; ++phase) {
+            barriers_[phase]->arrive_and_wait();
+            const bool writing = phase < n_ck;
+            if (!writing && !ck_.read_back) continue;
+            const int c = writing ? phase : phase - n_ck;
+            const auto& f = files[static_cast<size_t>(c) * sim_ranks_ + rank];
+            const double t0 = env.now_s();
+            CarriedData* carried = ctx_.world.carried.get();
+            if (writing) {
+              // Carried data: the file's content, made before the clock reads t0
+              // (it costs no simulated time either way).
+              auto w = carried ? client.write_file(
+                                     f.path, content_payload(carried->seed(), f.path, f.size_bytes),
+                                     {.fsync = ck_.fsync})
+                               : client.write_file(f.path, f.size_bytes, {.fsync = ck_.fsync});
+              if (!w.ok()) fail(w.status());
+              if (w.ok() && carried) carried->wrote_file(f.size_bytes);
+              m_.write_s[c][rank] = env.now_s() - t0;
+            } else {
+              Buffer data;
+              auto rd = client.read_file(f.path, f.size_bytes, carried ? &data : nullptr);
+              if (!rd.ok()) fail(rd.status());
+              m_.read_s[c][rank] = env.now_s() - t0;
+              if (rd.ok() && carried) {
+                if (Status v = carried->verify(f.path, f.size_bytes, data.span()); !v.ok()) {
+                  fail(v);
+                }
+              }
+            }
+            phase_end_[phase] = std::max(phase_end_[phase], env.now_s());
+          }
+          ++ranks_done_;
+        });
   }
 }
 
@@ -140,7 +153,15 @@ void CheckpointRun::spawn_monitor() {
         }
         for (auto& c : clients_) m_.client_stats.push_back(c->stats());
         if (ctx_.world.block_driver) ctx_.world.block_driver->collect(env.now_s());
-        if (ranks_done_ < sim_ranks_) sg4::Actor::kill_all();
+        if (ranks_done_ < sim_ranks_) {
+          sg4::Actor::kill_all();
+          return;
+        }
+        // Carried data: a deep scrub of every PG once every rank is done.
+        if (World& world = ctx_.world; world.carried) {
+          const auto& rados = std::get<services::RadosBackend>(world.backend);
+          scrub(env, plan_.topology.clients.front(), *rados.placement, rados.ec, *world.carried);
+        }
         return;
       }
     }

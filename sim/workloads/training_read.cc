@@ -152,6 +152,11 @@ Status TrainingRun::start_loaders() {
         env, node.host, backend_of_client(world.backend, plan_.sim, c), plan_.clients[c].options);
     for (services::GpuConsumerOptions go : plan_.loaders[c]) {
       go.shuffle_seed = shuffle_seed;
+      if (CarriedData* carried = world.carried.get()) {
+        go.verify = [carried](const services::DatasetFile& f, std::span<const std::byte> data) {
+          return carried->verify(f.path, f.size_bytes, data);
+        };
+      }
       node.gpus.push_back(std::make_unique<services::GpuConsumer>(env, node.host, *node.client,
                                                                   *world.dataset, go));
     }
@@ -339,7 +344,13 @@ void TrainingRun::spawn_monitor() {
   ctx_.env.spawn(plan_.topology.clients.front(), "monitor", [this] {
     for (;;) {
       ctx_.env.sleep_s(m_.interval_s);
-      if (tick(ctx_.env.now_s())) return;
+      if (tick(ctx_.env.now_s())) break;
+    }
+    // Carried data: once the epochs have ended (not after a stop), a deep scrub of every PG.
+    World& world = ctx_.world;
+    if (world.carried && m_.stopped_at_s < 0) {
+      const auto& rados = std::get<services::RadosBackend>(world.backend);
+      scrub(ctx_.env, plan_.topology.clients.front(), *rados.placement, rados.ec, *world.carried);
     }
   });
 }

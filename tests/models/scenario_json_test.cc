@@ -152,6 +152,55 @@ TEST(ScenarioJson, LocalDesignPutsTheDrivesInTheClientNodes) {
   EXPECT_FALSE(parse(minimal())->cluster.storage.in_client_nodes);
 }
 
+// simulation.carry_data: true, false or absent (automatic); true is refused where data cannot be
+// carried (a design other than rados, a workload mix or a block workload, failures).
+TEST(ScenarioJson, CarryDataIsABooleanRefusedWhereDataCannotBeCarried) {
+  json j = minimal();
+  auto absent = parse(j);
+  ASSERT_TRUE(absent.ok()) << error_of(absent);
+  EXPECT_FALSE(absent->simulation.carry_data.has_value());
+  j["simulation"] = {{"carry_data", true}};
+  auto on = parse(j);
+  ASSERT_TRUE(on.ok()) << error_of(on);
+  EXPECT_EQ(on->simulation.carry_data, std::optional<bool>(true));
+  j["simulation"]["carry_data"] = false;
+  auto off = parse(j);
+  ASSERT_TRUE(off.ok()) << error_of(off);
+  EXPECT_EQ(off->simulation.carry_data, std::optional<bool>(false));
+
+  struct Case {
+    std::function<void(json&)> edit;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["simulation"]["carry_data"] = "yes"; },
+       "s.json: simulation.carry_data: expected true or false, found \"yes\""},
+      {[](json& j) { j["storage"] = {{"design", "pfs"}}; },
+       "s.json: simulation.carry_data: expected false or no carry_data with storage design "
+       "'pfs' (only rados OSDs keep objects in an object store that carries bytes), found true"},
+      {[](json& j) {
+         j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 0}])");
+       },
+       "s.json: simulation.carry_data: expected false or no carry_data with failures[] "
+       "(recovery in the simulation moves sizes, not an OSD's objects: failures and carried "
+       "data do not run together), found true"},
+      {[](json& j) {
+         j["workloads"] = json::parse(
+             R"([{"type": "block", "name": "b", "volume": {"size_gib": 1}, "queue_depth": 1}])");
+       },
+       "s.json: simulation.carry_data: expected false or no carry_data with workloads [block] "
+       "(data is carried for one training_read or one checkpoint workload alone), found true"},
+  };
+  for (const Case& c : cases) {
+    json k = minimal();
+    k["simulation"] = {{"carry_data", true}};
+    c.edit(k);
+    auto r = parse(k);
+    ASSERT_FALSE(r.ok()) << c.error;
+    EXPECT_EQ(error_of(r).substr(0, c.error.size()), c.error);
+  }
+}
+
 TEST(ScenarioJson, LocalDesignRefusesWhatItCannotUse) {
   struct Case {
     std::function<void(json&)> edit;

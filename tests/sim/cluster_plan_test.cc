@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -147,6 +148,61 @@ TEST(ClusterPlan, RefusesAMixFormatOneCannotRun) {
   EXPECT_NE(p.status().message().find("mix.json: workloads[1]: format 1 runs one workload"),
             std::string::npos)
       << p.status().message();
+}
+
+// simulation.carry_data (CarryDataPlan): automatic mode carries data only for small runs, and
+// keeps every shipped scenario but the two carry-data ones size-only, so their predictions stay.
+TEST(ClusterPlan, CarryDataIsAutomaticOnlyForSmallRunsAndNoShippedScenarioButItsOwn) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(GRANARY_SOURCE_DIR) / "scenarios";
+  int seen = 0;
+  for (const char* dir : {"", "ci", "validation"}) {
+    for (const auto& e : fs::directory_iterator(root / dir)) {
+      if (e.path().extension() != ".json") continue;
+      const std::string rel = (fs::path(dir) / e.path().filename()).string();
+      // Parsed from where it lies: its relative paths (CRUSH maps) resolve from there.
+      auto s = models::parse_scenario(shipped(rel).dump(), e.path().string());
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      auto planned = build_cluster_plan(*s, s->seed);
+      ASSERT_TRUE(planned.ok()) << planned.status().message();
+      const ClusterPlan& p = *planned;
+      const bool own = rel.find("carry-data") != std::string::npos;
+      EXPECT_EQ(p.carry_data.on, own) << rel << ": " << p.carry_data.reason;
+      EXPECT_FALSE(p.carry_data.reason.empty()) << rel;
+      ++seen;
+    }
+  }
+  EXPECT_GT(seen, 20);
+  const ClusterPlan ck = plan_of(shipped("ci/carry-data-checkpoint-3x.json"));
+  EXPECT_TRUE(ck.carry_data.automatic);
+  EXPECT_EQ(ck.carry_data.held_bytes, 180000000u);  // 8 shares of 7.5 MB, three copies
+  const ClusterPlan ec = plan_of(shipped("ci/carry-data-ec-4-2.json"));
+  EXPECT_FALSE(ec.carry_data.automatic);
+  EXPECT_EQ(ec.carry_data.held_bytes, 128u * (1 << 20) * 3 / 2);  // 4+2: 1.5 copies
+  EXPECT_FALSE(ec.plan.allow_early_stop);  // every read verified: the epoch runs to its end
+}
+
+TEST(ClusterPlan, CarryDataTrueOverTheLimitIsRefusedAndAutomaticTurnsOff) {
+  json j = shipped("ci/carry-data-ec-4-2.json");
+  j["workloads"][0]["files"] = 1024;  // 1 GiB of files, 1.5 GiB with the coding shards
+  auto s = models::parse_scenario(j.dump(), "big.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto p = build_cluster_plan(*s, 1);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "big.json: simulation.carry_data: expected a run that holds at most 1 GiB of carried "
+            "data (1073741824 bytes: the dataset times the pool's copies, as simulated), found "
+            "1610612736 bytes; set it to false or leave it out");
+  j["simulation"].erase("carry_data");
+  const ClusterPlan automatic = plan_of(j);
+  EXPECT_FALSE(automatic.carry_data.on);
+  EXPECT_NE(automatic.carry_data.reason.find("over the limit"), std::string::npos)
+      << automatic.carry_data.reason;
+  j["simulation"]["carry_data"] = false;
+  j["workloads"][0]["files"] = 128;
+  const ClusterPlan off = plan_of(j);
+  EXPECT_FALSE(off.carry_data.on);
+  EXPECT_EQ(off.carry_data.reason, "simulation.carry_data is false");
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // latency, as the harness promises), and every device is a drive host linked to its server by
 // a drive link (its bandwidth and latency both ways). SimGrid runs as the runner configures it
 // (configure_engine), without a drive model (DriveQueue): a device operation is its link's
-// transfer. One world per process: ctest runs each test alone.
+// transfer. One world per process: ctest runs each test alone. The suite runs twice: on
+// SimEnv as large simulations use it (size-only devices), and with keep_device_bytes (devices
+// that keep bytes: simulation.carry_data), where the device tests check contents too.
 #include <memory>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
@@ -23,6 +25,7 @@ namespace sg4 = simgrid::s4u;
 
 class SimHarness final : public EnvHarness {
  public:
+  explicit SimHarness(bool keep_bytes) : keep_bytes_(keep_bytes) {}
   ~SimHarness() override {
     env_.reset();  // before the engine
     engine_.reset();
@@ -30,7 +33,7 @@ class SimHarness final : public EnvHarness {
 
   EnvTraits traits() const override {
     EnvTraits t;
-    t.keeps_bytes = false;
+    t.keeps_bytes = keep_bytes_;
     t.can_crash = false;
     t.one_world_per_process = true;
     // SimGrid's solver works to about 1e-9 s and 1e-5 of a flop count (precision/timing,
@@ -105,6 +108,7 @@ class SimHarness final : public EnvHarness {
     }
     zone->seal();
     env_ = std::make_unique<sim::SimEnv>(topology_, platform_, world.seed);
+    if (keep_bytes_) env_->keep_device_bytes();
     return *env_;
   }
 
@@ -123,6 +127,7 @@ class SimHarness final : public EnvHarness {
 
  private:
   static constexpr double kCoreSpeedFlops = 1e9;
+  bool keep_bytes_;
   std::unique_ptr<sg4::Engine> engine_;
   models::Topology topology_;
   sim::Platform platform_;
@@ -131,11 +136,17 @@ class SimHarness final : public EnvHarness {
 };
 
 std::unique_ptr<EnvHarness> make_sim_harness() {
-  return std::make_unique<SimHarness>();
+  return std::make_unique<SimHarness>(false);
+}
+
+std::unique_ptr<EnvHarness> make_sim_bytes_harness() {
+  return std::make_unique<SimHarness>(true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sim, EnvConformance,
-                         ::testing::Values(EnvUnderTest{"SimEnv", &make_sim_harness}),
+                         ::testing::Values(EnvUnderTest{"SimEnv", &make_sim_harness},
+                                           EnvUnderTest{"SimEnvKeepingBytes",
+                                                        &make_sim_bytes_harness}),
                          env_under_test_name);
 
 }  // namespace

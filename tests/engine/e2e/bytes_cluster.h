@@ -120,18 +120,7 @@ class BytesCluster {
 
   // The PGs of both pools.
   std::vector<recovery::PgMembers> pgs(placement::Placement& p) {
-    std::vector<recovery::PgMembers> out;
-    std::vector<int32_t> devices;
-    for (uint32_t g = 0; g < p.num_groups(); ++g) {
-      devices.clear();
-      p.devices_of(g, devices);
-      recovery::PgMembers m{g, {}};
-      for (int32_t d : devices) {
-        m.osds.push_back(d == placement::kNoDevice ? "" : services::osd_endpoint_name(d));
-      }
-      out.push_back(std::move(m));
-    }
-    return out;
+    return recovery::pg_members(p);
   }
 
   // From a task: peers (or deep-scrubs) both pools; the two reports.
