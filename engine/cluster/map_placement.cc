@@ -18,11 +18,24 @@ Result<std::unique_ptr<MapPlacement>> MapPlacement::create(MapClient& client, in
 }
 
 bool MapPlacement::follow(const OsdMap& map) {
+  // An epoch that changed only pg_temp (most of a recovery's) keeps the up sets: no CRUSH.
+  if (last_ && last_->same_up_sets(map)) {
+    for (uint32_t pg = 0; pg < acting_.size(); ++pg) {
+      std::vector<int32_t> acting = map.acting_of(pool_id_, pg, up_[pg]);
+      if (acting != acting_[pg]) {
+        interval_[pg] = map.epoch();  // a new interval begins
+        acting_[pg] = std::move(acting);
+      }
+    }
+    *last_ = map;
+    return true;
+  }
   auto pool = map.pool_placement(pool_id_);
   auto up = map.up_sets(pool_id_);
   if (!pool.ok() || !up.ok()) return false;
   pool_ = std::make_unique<placement::CrushPool>(std::move(*pool));
   crush_ = map.crush_ptr();
+  last_ = std::make_unique<OsdMap>(map);
   const bool first = acting_.empty();
   const size_t pgs = up->size();
   acting_.resize(pgs);

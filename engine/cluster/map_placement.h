@@ -65,6 +65,7 @@ class MapPlacement final : public placement::Placement {
   std::vector<std::vector<int32_t>> up_;      // [pg]
   std::vector<std::vector<int32_t>> acting_;  // [pg]
   std::vector<uint64_t> interval_;            // [pg]: same_interval_since
+  std::unique_ptr<OsdMap> last_;              // the epoch it follows (for same_up_sets)
 };
 
 }  // namespace granary::cluster

@@ -56,8 +56,7 @@ std::vector<MapChange> MonitorService::history() const {
   return history_;
 }
 
-Result<MonitorService::Published> MonitorService::apply_locked(Incremental change,
-                                                               bool auto_out) {
+Result<MonitorService::Published> MonitorService::apply_locked(Incremental change, bool auto_out) {
   if (options_.prime_pg_temp && change.changes_osds()) {
     OsdMap next = map_;
     if (Status s = next.apply(change); !s.ok()) return s;
@@ -75,7 +74,7 @@ Result<MonitorService::Published> MonitorService::apply_locked(Incremental chang
   }
   for (int32_t osd : change.mark_out) osds_[static_cast<size_t>(osd)].auto_out = auto_out;
   for (int32_t osd : change.mark_in) osds_[static_cast<size_t>(osd)].auto_out = false;
-  history_.push_back(MapChange{map_.epoch(), now, change.describe()});
+  history_.push_back(MapChange{map_.epoch(), now, change.describe(), !change.changes_osds()});
   auto kept = std::make_shared<const Incremental>(std::move(change));
   kept_.push_back(kept);
   while (kept_.size() > std::max<size_t>(1, options_.map_history)) {

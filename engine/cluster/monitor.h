@@ -67,7 +67,8 @@ struct MonitorOptions {
 struct MapChange {
   uint32_t epoch = 0;
   double at_s = 0;
-  std::string what;  // Incremental::describe(), e.g. "down osd.3"
+  std::string what;           // Incremental::describe(), e.g. "down osd.3"
+  bool pg_temp_only = false;  // it changed pg_temp and nothing else (a PgTempRequest's epoch)
 };
 
 class MonitorService {
@@ -128,9 +129,9 @@ class MonitorService {
   std::vector<MapChange> history_;  // guarded by mu_
   // The incrementals of the last epochs, the oldest making epoch first_kept_epoch_.
   std::deque<std::shared_ptr<const Incremental>> kept_;  // guarded by mu_
-  uint32_t first_kept_epoch_ = 2;                         // guarded by mu_
-  std::vector<std::string> subscribers_;                  // guarded by mu_, in arrival order
-  std::set<std::string> subscriber_set_;                  // guarded by mu_
+  uint32_t first_kept_epoch_ = 2;                        // guarded by mu_
+  std::vector<std::string> subscribers_;                 // guarded by mu_, in arrival order
+  std::set<std::string> subscriber_set_;                 // guarded by mu_
 };
 
 struct HeartbeatOptions {

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "engine/cluster/redundancy.h"
-#include "engine/messages.h"
 #include "engine/crush/crush_map.h"
+#include "engine/messages.h"
 #include "engine/placement/crush_pool.h"
 #include "engine/status.h"
 
@@ -108,13 +108,21 @@ class OsdMap {
   // The up set of every PG of a pool, primary first; erasure pools are positional, with
   // placement::kNoDevice where no up OSD holds the position.
   Result<std::vector<std::vector<int32_t>>> up_sets(int64_t pool_id) const;
+  // True when `other` places every PG's up set as this map does (the same CRUSH map and OSD
+  // states: only pg_temp may differ), so up sets computed for one hold for the other.
+  bool same_up_sets(const OsdMap& other) const {
+    return crush_ == other.crush_ && states_.max_osd == other.states_.max_osd &&
+           states_.reweight == other.states_.reweight && states_.up == other.states_.up &&
+           states_.exists == other.states_.exists;
+  }
   // The pg_temp of a PG (null: none).
   const std::vector<int32_t>* pg_temp(int64_t pool_id, uint32_t pg) const;
   const std::map<std::pair<int64_t, uint32_t>, std::vector<int32_t>>& pg_temps() const {
     return pg_temp_;
   }
   // The acting set of a PG given its up set `up` (see the top of this file).
-  std::vector<int32_t> acting_of(int64_t pool_id, uint32_t pg, const std::vector<int32_t>& up) const;
+  std::vector<int32_t> acting_of(int64_t pool_id, uint32_t pg,
+                                 const std::vector<int32_t>& up) const;
   // The acting set of every PG of a pool.
   Result<std::vector<std::vector<int32_t>>> acting_sets(int64_t pool_id) const;
 
