@@ -18,6 +18,9 @@
 // (it may hold copies again; a plan is made). A copy's staleness is measured when its OSD comes
 // back up, against another current copy, by the pg_contents hook (see Options).
 //
+// One manager per pool: the pg_temp the monitor primes for a pool that nobody manages stays
+// (its I/O keeps going to the OSDs that served it). The simulator's runs have one pool.
+//
 // Thread-safety: its tasks (the map client's callbacks, its endpoint's loop, the planner, the
 // recovery ops' completions) share its state under an EnvMutex; stats(), busy() and the
 // measurement accessors may be called from any task or after the run.
