@@ -19,6 +19,11 @@
 
 namespace granary {
 
+namespace cluster {
+class OsdMap;
+struct Incremental;
+}  // namespace cluster
+
 // Bytes that travel, and where the world keeps data the data itself (engine/buffer.h).
 struct Payload {
   uint64_t size_bytes = 0;
@@ -261,12 +266,69 @@ struct ReserveGrant {
   uint64_t request_id = 0;
 };
 
+// ---- cluster maps (engine/cluster/monitor.h, engine/cluster/map_client.h; Ceph's
+// MMonSubscribe, MOSDMap, MOSDPGTemp)
+//
+// Maps travel by value inside the body: an Incremental or an OsdMap shared read-only
+// (shared_ptr<const>) between the sender and every receiver, as the CRUSH map already is between
+// epochs. Real mode serialises them (realmode/), and header_bytes stands for their encoded size.
+
+// Subscribes the map client at endpoint `reply_to` to every new epoch, and asks for each epoch
+// after `have_epoch` (0: a full map). Repeating it is harmless: it is how a client that saw a gap
+// asks again.
+struct MapSubscribe {
+  std::string reply_to;
+  uint32_t have_epoch = 0;
+};
+
+// Epochs for a map client: `full`, when set, is the whole map at full->epoch() (a subscriber
+// further behind than the history the monitor keeps); then each of `incrementals` makes the next
+// epoch, the first one making `first_epoch` (full->epoch() + 1 after a full map).
+struct MapUpdate {
+  uint32_t first_epoch = 0;
+  std::vector<std::shared_ptr<const cluster::Incremental>> incrementals;
+  std::shared_ptr<const cluster::OsdMap> full;
+};
+
+// One pg_temp change (Ceph's pg_temp, OSDMap::Incremental::new_pg_temp): for placement group
+// `pg` of pool `pool`, the OSDs that serve it in place of its up set (`osds`, primary first;
+// erasure pools positional, placement::kNoDevice for a position nobody serves), or, with `clear`,
+// back to its up set. Granary's extension: `osds` empty without `clear` says the PG has no
+// devices at all (no copy can be read: I/O to it blocks) where Ceph would clear.
+struct PgTempEntry {
+  int64_t pool = 0;
+  uint32_t pg = 0;
+  bool clear = false;
+  std::vector<int32_t> osds;
+
+  bool operator==(const PgTempEntry&) const = default;
+};
+
+// Asks the monitor for pg_temp changes (Ceph's MOSDPGTemp, sent by a PG's primary while it
+// backfills; in Granary by the recovery manager): those that change the map become one new
+// epoch. One way, no reply: the sender sees the result in the maps it follows.
+struct PgTempRequest {
+  std::string from;  // the sender's endpoint, for logs
+  std::vector<PgTempEntry> entries;
+};
+
+// What only an OSD's host knows about its drive, reported to the recovery manager
+// (engine/recovery/recovery_manager.h): the drive failed and its data is gone, or the OSD booted
+// on a new, empty drive. One way, no reply.
+enum class DeviceEvent : uint8_t { kFailed, kReplacedEmpty };
+struct OsdDeviceReport {
+  int32_t osd = 0;
+  DeviceEvent event = DeviceEvent::kFailed;
+};
+
 using MessageBody =
     std::variant<ReadRequest, ReadReply, MetadataRequest, MetadataReply, WriteRequest, WriteReply,
                  CommitRequest, Shutdown, ScanRequest, ScanReply, RemoveRequest,
                  // cluster map and recovery
                  Heartbeat, RecoveryPush, RecoveryPushReply, RecoveryRead, RecoveryReadReply,
-                 ReserveRequest, ReserveGrant>;
+                 ReserveRequest, ReserveGrant,
+                 // cluster maps
+                 MapSubscribe, MapUpdate, PgTempRequest, OsdDeviceReport>;
 
 struct Message {
   MessageBody body;

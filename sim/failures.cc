@@ -20,41 +20,24 @@ nlohmann::json time_or_null(double t) {
 
 }  // namespace
 
-SwitchingPlacement::SwitchingPlacement(placement::CrushPool initial)
-    : pool_(std::make_unique<placement::CrushPool>(std::move(initial))),
-      devices_(pool_->num_groups()),
-      intervals_(pool_->num_groups(), 1) {
-  for (uint32_t pg = 0; pg < pool_->num_groups(); ++pg) pool_->devices_of(pg, devices_[pg]);
-}
-
-bool SwitchingPlacement::set_devices(uint32_t group, const std::vector<int32_t>& devices) {
-  if (devices_[group] == devices) return false;
-  devices_[group] = devices;
-  intervals_[group] = next_interval_++;
-  return true;
-}
-
 Result<std::unique_ptr<FailureDriver>> FailureDriver::create(
     Env& env, cluster::OsdMap map, int64_t pool_id, std::vector<services::OsdService*> services,
-    SwitchingPlacement& placement, std::atomic<uint32_t>& epoch, FailureDriverOptions options) {
+    FailureDriverOptions options) {
   if (map.pool(pool_id) == nullptr)
     return Status::invalid_argument("no pool " + std::to_string(pool_id));
   if (static_cast<int32_t>(services.size()) != map.max_osd() ||
       static_cast<int32_t>(options.osd_hosts.size()) != map.max_osd()) {
     return Status::invalid_argument("failure driver: one service and host per OSD expected");
   }
-  auto data = cluster::PgData::of_map(map, pool_id);
-  if (!data.ok()) return data.status();
-  return std::unique_ptr<FailureDriver>(new FailureDriver(env, std::move(map), pool_id,
-                                                          std::move(services), placement, epoch,
-                                                          std::move(options), std::move(*data)));
+  return std::unique_ptr<FailureDriver>(
+      new FailureDriver(env, std::move(map), pool_id, std::move(services), std::move(options)));
 }
 
 FailureDriver::FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
                              std::vector<services::OsdService*> services,
-                             SwitchingPlacement& placement, std::atomic<uint32_t>& epoch,
-                             FailureDriverOptions options, cluster::PgData data)
+                             FailureDriverOptions options)
     : env_(env),
+      initial_(map),
       map_(std::move(map)),
       pool_id_(pool_id),
       redundancy_(map_.pool(pool_id)->redundancy),
@@ -62,14 +45,10 @@ FailureDriver::FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
                     ? map_.pool(pool_id)->min_size
                     : map_.pool(pool_id)->redundancy.default_min_size()),
       services_(std::move(services)),
-      placement_(placement),
-      epoch_(epoch),
       options_(std::move(options)),
-      data_(std::move(data)),
       intact_(map_.max_osd(), true),
       causes_(map_.max_osd(), 0) {
   for (const auto& l : options_.links) links_.push_back(LinkState{l, 0, 1.0});
-  if (auto up = map_.up_sets(pool_id_); up.ok()) up_ = std::move(*up);
 }
 
 void FailureDriver::start() {
@@ -84,8 +63,12 @@ void FailureDriver::start_on_task() {
   mo.heartbeat_grace_s = rc.heartbeat_grace_s;
   mo.down_out_interval_s = rc.down_out_interval_s;
   monitor_ = std::make_unique<cluster::MonitorService>(env_, options_.monitor_host, map_, mo);
-  monitor_->subscribe([this](const cluster::OsdMap& m) { on_map(m); });
   monitor_->start();
+  maps_ = std::make_unique<cluster::MapClient>(
+      env_, options_.monitor_host, initial_,
+      cluster::MapClientOptions{.endpoint_name = "failures.0.map"});
+  maps_->subscribe([this](const cluster::OsdMap& m) { on_map(m); });
+  maps_->start();
   for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
     cluster::HeartbeatOptions ho;
     ho.monitor_endpoint = mo.endpoint_name;
@@ -111,204 +94,46 @@ void FailureDriver::start_on_task() {
       rc.op_queue == models::RecoverySpec::OpQueue::kMclock && rc.mclock_allocations == "reef";
   ro.recovery_item_cost_bytes = reef ? 0 : services::kOsdRecoveryCostBytes;
   ro.misplaced_is_best_effort = reef;
-  ro.on_op_done = [this](const recovery::RecoveryOp& op, size_t, double) {
-    // The target holds the copy now: the written objects go with it, and the PG's clients
-    // move to its up set if that was the last member missing (a new interval).
-    if (options_.copy_pg && !op.sources.empty()) options_.copy_pg(op.pg, op.sources[0], op.target);
-    recovery::apply_completed(op, redundancy_, data_);
-    if (refresh(op.pg)) epoch_.fetch_add(1, std::memory_order_relaxed);
-  };
-  recovery_ = std::make_unique<recovery::RecoveryService>(env_, ro);
-  wake_ = env_.make_semaphore(0);
-  env_.spawn(
-      options_.monitor_host, "recovery-manager",
-      [this] {
-        for (;;) {
-          wake_->acquire();
-          plan_and_run();
-        }
-      },
-      TaskOptions{.daemon = true});
+  recovery::RecoveryManagerOptions rm;
+  rm.recovery = ro;
+  rm.sizes = options_.sizes;
+  rm.pg_contents = options_.pg_contents;
+  rm.copy_pg = options_.copy_pg;
+  rm.on_idle = [this] { on_idle(); };
+  auto manager =
+      recovery::RecoveryManager::create(env_, options_.monitor_host, initial_, pool_id_, rm);
+  GRANARY_CHECK(manager.ok());  // create() checked the pool
+  manager_ = std::move(*manager);
+  manager_->start();
   env_.spawn(options_.monitor_host, "failure-timeline", [this] { timeline(); });
   env_.spawn(
       options_.monitor_host, "pg-sampler", [this] { sampler(); }, TaskOptions{.daemon = true});
 }
 
 void FailureDriver::on_map(const cluster::OsdMap& m) {
-  bool changed = false;
-  std::vector<int32_t> returned;
+  // The epoch's time is the monitor's (the map reaches this client a message later).
+  const std::vector<cluster::MapChange> history = monitor_->history();
+  double at_s = env_.now_s();
+  for (const cluster::MapChange& c : history) {
+    if (c.epoch == m.epoch()) at_s = c.at_s;
+  }
   for (int32_t osd = 0; osd < m.max_osd(); ++osd) {
     const bool was_up = map_.is_up(osd), is_up = m.is_up(osd);
     const bool was_in = map_.is_in(osd), is_in = m.is_in(osd);
-    changed = changed || was_in != is_in || was_up != is_up;
-    if (!was_up && is_up) returned.push_back(osd);
     for (auto& r : records_) {
       if (std::find(r.osds.begin(), r.osds.end(), osd) == r.osds.end()) continue;
-      if (was_up && !is_up && r.down_at_s < 0) r.down_at_s = env_.now_s();
-      if (was_in && !is_in && r.out_at_s < 0) r.out_at_s = env_.now_s();
-      if (!was_up && is_up && r.up_at_s < 0) r.up_at_s = env_.now_s();
+      if (was_up && !is_up && r.down_at_s < 0) r.down_at_s = at_s;
+      if (was_in && !is_in && r.out_at_s < 0) r.out_at_s = at_s;
+      if (!was_up && is_up && r.up_at_s < 0) r.up_at_s = at_s;
     }
   }
   map_ = m;
-  if (auto pool = map_.pool_placement(pool_id_); pool.ok()) {
-    for (uint32_t pg = 0; pg < pool->num_groups() && pg < up_.size(); ++pg) {
-      pool->devices_of(pg, up_[pg]);
-    }
-    placement_.swap(std::move(*pool));
-  }
-  for (int32_t osd : returned) mark_stale(osd);
-  refresh_all();
-  if (changed) {
-    if (recovering_) {
-      replan_ = true;
-    } else {
-      wake_->release();
-    }
-  }
 }
 
-void FailureDriver::mark_stale(int32_t osd) {
-  if (!options_.pg_contents || !intact_[osd]) return;
-  // Against the first other current copy of each PG it holds: what it lacks.
-  std::map<int32_t, cluster::PgSizes> contents;
-  auto contents_of = [&](int32_t o) -> const cluster::PgSizes& {
-    auto it = contents.find(o);
-    if (it == contents.end()) it = contents.emplace(o, options_.pg_contents(o)).first;
-    return it->second;
-  };
-  auto is_stale = [&](uint32_t pg, int32_t o) {
-    return std::any_of(data_.stale.begin(), data_.stale.end(),
-                       [&](const cluster::StaleCopy& c) { return c.pg == pg && c.osd == o; });
-  };
-  cluster::PgSizes missed;
-  missed.objects.assign(data_.holders.size(), 0);
-  missed.bytes.assign(data_.holders.size(), 0);
-  for (uint32_t pg = 0; pg < data_.holders.size(); ++pg) {
-    const auto& h = data_.holders[pg];
-    if (std::find(h.begin(), h.end(), osd) == h.end() || is_stale(pg, osd)) continue;
-    for (int32_t ref : h) {
-      if (ref == osd || ref == placement::kNoDevice || !intact_[ref] || causes_[ref] != 0 ||
-          is_stale(pg, ref)) {
-        continue;
-      }
-      const auto& mine = contents_of(osd);
-      const auto& theirs = contents_of(ref);
-      auto at = [pg](const std::vector<uint64_t>& v) { return pg < v.size() ? v[pg] : 0; };
-      missed.objects[pg] =
-          at(theirs.objects) > at(mine.objects) ? at(theirs.objects) - at(mine.objects) : 0;
-      missed.bytes[pg] = at(theirs.bytes) > at(mine.bytes) ? at(theirs.bytes) - at(mine.bytes) : 0;
-      break;
-    }
-  }
-  data_.add_stale(osd, missed);
-}
-
-bool FailureDriver::refresh(uint32_t pg) {
-  if (pg >= up_.size() || pg >= data_.holders.size()) return false;
-  const std::vector<int32_t>& up = up_[pg];
-  const std::vector<int32_t>& h = data_.holders[pg];
-  auto stale = [&](int32_t o) {
-    return std::any_of(data_.stale.begin(), data_.stale.end(),
-                       [&](const cluster::StaleCopy& c) { return c.pg == pg && c.osd == o; });
-  };
-  auto real = [](int32_t o) { return o >= 0 && o != placement::kNoDevice; };
-  // A copy clients can use: on an OSD the map has up, complete.
-  auto current = [&](int32_t o) { return real(o) && map_.is_up(o) && intact_[o] && !stale(o); };
-  // An up-set member whose drive died but which the map still has up stays where clients
-  // send (and wait), as they do until the monitor marks it down.
-  auto dead_but_up = [&](int32_t o) { return real(o) && map_.is_up(o) && !intact_[o]; };
-  std::vector<int32_t> devices;
-  int copies = 0;
-  if (redundancy_.erasure) {
-    // Positions: the up-set member when it holds that chunk, else the chunk's current holder.
-    devices.assign(up.size(), placement::kNoDevice);
-    for (size_t i = 0; i < up.size(); ++i) {
-      const int32_t holder = i < h.size() ? h[i] : placement::kNoDevice;
-      if (real(up[i]) && ((holder == up[i] && current(up[i])) || dead_but_up(up[i]))) {
-        devices[i] = up[i];
-      } else if (current(holder)) {
-        devices[i] = holder;
-      }
-      copies += devices[i] != placement::kNoDevice && current(devices[i]);
-    }
-  } else {
-    // The up-set members that hold a current copy, in up order; while some member lacks it,
-    // the other current holders too (the acting set).
-    bool complete = true;
-    for (int32_t o : up) {
-      const bool holds = std::find(h.begin(), h.end(), o) != h.end() && current(o);
-      if (holds || dead_but_up(o)) {
-        devices.push_back(o);
-      } else {
-        complete = false;
-      }
-    }
-    if (!complete) {
-      for (int32_t o : h) {
-        if (current(o) && std::find(devices.begin(), devices.end(), o) == devices.end()) {
-          devices.push_back(o);
-        }
-      }
-    }
-    for (int32_t o : devices) copies += current(o);
-  }
-  // No copy to read (all lost, or all on OSDs the map has down): the PG is down, I/O blocks.
-  if (copies < redundancy_.needed_to_read()) devices.clear();
-  return placement_.set_devices(pg, devices);
-}
-
-void FailureDriver::refresh_all() {
-  for (uint32_t pg = 0; pg < up_.size(); ++pg) refresh(pg);
-  epoch_.fetch_add(1, std::memory_order_relaxed);
-}
-
-cluster::PgSizes FailureDriver::sizes_now() const {
-  cluster::PgSizes sizes = options_.sizes;
-  if (!options_.pg_contents) return sizes;
-  const size_t pgs = data_.holders.size();
-  sizes.objects.resize(pgs, 0);
-  sizes.bytes.resize(pgs, 0);
-  // A PG's written data: the most any OSD holds of it (every copy, every chunk's object
-  // counts the same objects and logical bytes).
-  std::vector<uint64_t> objects(pgs, 0), bytes(pgs, 0);
-  for (int32_t osd = 0; osd < map_.max_osd(); ++osd) {
-    if (!intact_[osd]) continue;
-    const cluster::PgSizes c = options_.pg_contents(osd);
-    for (size_t pg = 0; pg < pgs && pg < c.objects.size(); ++pg) {
-      objects[pg] = std::max(objects[pg], c.objects[pg]);
-      bytes[pg] = std::max(bytes[pg], c.bytes[pg]);
-    }
-  }
-  for (size_t pg = 0; pg < pgs; ++pg) {
-    sizes.objects[pg] += objects[pg];
-    sizes.bytes[pg] += bytes[pg];
-  }
-  return sizes;
-}
-
-void FailureDriver::plan_and_run() {
-  for (;;) {
-    replan_ = false;
-    auto plan = recovery::plan_recovery(data_, map_, pool_id_, sizes_now());
-    if (!plan.ok() || plan->ops.empty()) break;
-    ++plans_;
-    bytes_moved_ += plan->bytes_to_write;
-    bytes_minimum_ += plan->minimum_bytes;
-    pgs_moved_ += plan->pgs_to_move;
-    if (recovery_started_s_ < 0) recovery_started_s_ = env_.now_s();
-    recovering_ = true;
-    recovery_->execute(std::move(*plan));
-    recovery_->wait();
-    const auto st = recovery_->stats();
-    bytes_read_ += st.bytes_read;
-    recovered_before_ += st.bytes_written;
-    recovering_ = false;
-    recovery_finished_s_ = env_.now_s();
-    if (!replan_) break;
-  }
+void FailureDriver::on_idle() {
   int degraded = 0, inactive = 0, lost = 0;
   uint64_t lo = 0, lb = 0, dobj = 0;
-  count_pgs(degraded, inactive, lost, lo, lb, dobj);
+  count_pgs(manager_->data(), manager_->sizes_now(), degraded, inactive, lost, lo, lb, dobj);
   // (The first time since the last failure: a later rebalance, such as PGs moving back to a
   // returning OSD, does not move it.)
   if (degraded == 0 && clean_at_s_ < 0) clean_at_s_ = env_.now_s();
@@ -326,6 +151,12 @@ void FailureDriver::plan_and_run() {
   }
 }
 
+void FailureDriver::report_device(int32_t osd, DeviceEvent event) {
+  // (Sent from the OSD's host, which stays reachable: a drive event is not a host's.)
+  (void)env_.send(options_.osd_hosts[osd], manager_->endpoint_name(),
+                  Message{OsdDeviceReport{osd, event}, {}, /*header_bytes=*/64});
+}
+
 void FailureDriver::add_cause(int32_t osd, uint32_t cause) {
   if (causes_[osd] == 0) {
     services_[osd]->set_available(false);
@@ -338,24 +169,6 @@ void FailureDriver::remove_cause(int32_t osd, uint32_t cause) {
   if (causes_[osd] == 0 || (causes_[osd] &= ~cause) != 0) return;
   services_[osd]->set_available(true);
   agents_[osd]->restart();
-}
-
-void FailureDriver::lose_data(int32_t osd) {
-  if (!intact_[osd]) return;
-  intact_[osd] = false;
-  for (auto& holders : data_.holders) {
-    for (auto it = holders.begin(); it != holders.end();) {
-      if (*it != osd) {
-        ++it;
-      } else if (redundancy_.erasure) {
-        *it++ = placement::kNoDevice;  // positions stay
-      } else {
-        it = holders.erase(it);
-      }
-    }
-  }
-  std::erase_if(data_.stale, [&](const cluster::StaleCopy& c) { return c.osd == osd; });
-  refresh_all();
 }
 
 void FailureDriver::apply(const models::FailureEvent& e) {
@@ -431,7 +244,10 @@ void FailureDriver::apply(const models::FailureEvent& e) {
         break;
       case K::kDriveFailure:
         add_cause(osd, kDrive);
-        lose_data(osd);
+        if (intact_[osd]) {
+          intact_[osd] = false;
+          report_device(osd, DeviceEvent::kFailed);
+        }
         failure = true;
         break;
       case K::kOsdRestart:
@@ -450,13 +266,8 @@ void FailureDriver::apply(const models::FailureEvent& e) {
         if (intact_[osd]) break;
         if (options_.replace_drive) options_.replace_drive(osd);
         intact_[osd] = true;
+        report_device(osd, DeviceEvent::kReplacedEmpty);
         remove_cause(osd, kDrive);
-        // (Replaced before the monitor noticed: no map change will plan the refill.)
-        if (recovering_) {
-          replan_ = true;
-        } else {
-          wake_->release();
-        }
         break;
       case K::kSlowDrive:
         if (options_.set_drive_slowdown) options_.set_drive_slowdown(osd, e.factor);
@@ -499,7 +310,7 @@ void FailureDriver::timeline() {
   // Stay until the cluster has settled: every crashed OSD marked down (and out, when the
   // monitor marks out) and no recovery running or due.
   for (;;) {
-    bool settled = !recovering_ && !replan_;
+    bool settled = !manager_->busy();
     for (int32_t osd = 0; osd < map_.max_osd() && settled; ++osd) {
       if (causes_[osd] == 0) {
         settled = map_.is_up(osd) || !map_.is_in(osd);
@@ -510,8 +321,12 @@ void FailureDriver::timeline() {
     }
     if (settled) {
       env_.sleep_s(options_.sample_interval_s);  // let the manager take the last change
-      if (!recovering_ && !replan_) {
-        history_ = monitor_->history();  // (its lock works only on a task)
+      if (!manager_->busy()) {
+        // (Their locks work only on a task.)
+        history_ = monitor_->history();
+        final_stats_ = manager_->stats();
+        final_data_ = manager_->data();
+        final_sizes_ = manager_->sizes_now();
         return;
       }
     }
@@ -519,14 +334,14 @@ void FailureDriver::timeline() {
   }
 }
 
-void FailureDriver::count_pgs(int& degraded, int& inactive, int& lost, uint64_t& lost_objects,
+void FailureDriver::count_pgs(const cluster::PgData& data, const cluster::PgSizes& sizes,
+                              int& degraded, int& inactive, int& lost, uint64_t& lost_objects,
                               uint64_t& lost_bytes, uint64_t& degraded_objects) const {
   degraded = inactive = lost = 0;
   lost_objects = lost_bytes = degraded_objects = 0;
-  const cluster::PgSizes sizes = sizes_now();
-  for (size_t pg = 0; pg < data_.holders.size(); ++pg) {
+  for (size_t pg = 0; pg < data.holders.size(); ++pg) {
     int surviving = 0, available = 0;
-    for (int32_t h : data_.holders[pg]) {
+    for (int32_t h : data.holders[pg]) {
       if (h == placement::kNoDevice || !intact_[h]) continue;
       ++surviving;
       if (causes_[h] == 0) ++available;
@@ -550,13 +365,12 @@ void FailureDriver::sampler() {
     env_.sleep_s(options_.sample_interval_s);
     int degraded = 0, inactive = 0, lost = 0;
     uint64_t lo = 0, lb = 0, dobj = 0;
-    count_pgs(degraded, inactive, lost, lo, lb, dobj);
+    count_pgs(manager_->data(), manager_->sizes_now(), degraded, inactive, lost, lo, lb, dobj);
     max_degraded_ = std::max(max_degraded_, degraded);
     max_inactive_ = std::max(max_inactive_, inactive);
     max_degraded_objects_ = std::max(max_degraded_objects_, dobj);
     degraded_series_.push_back(degraded);
-    const uint64_t recovered =
-        recovered_before_ + (recovering_ ? recovery_->stats().bytes_written : 0);
+    const uint64_t recovered = manager_->stats().bytes_recovered;
     recovery_gibps_series_.push_back(static_cast<double>(recovered - last_recovered_bytes_) /
                                      options_.sample_interval_s / std::ldexp(1.0, 30));
     last_recovered_bytes_ = recovered;
@@ -593,28 +407,37 @@ nlohmann::json FailureDriver::report() const {
   }
   int degraded = 0, inactive = 0, lost = 0;
   uint64_t lost_objects = 0, lost_bytes = 0, dobj = 0;
-  count_pgs(degraded, inactive, lost, lost_objects, lost_bytes, dobj);
+  count_pgs(final_data_, final_sizes_, degraded, inactive, lost, lost_objects, lost_bytes, dobj);
+  // The epochs that moved OSDs; those that only set or cleared pg_temp (the recovery manager's
+  // requests, one per finished backfill) are counted.
   nlohmann::json changes = nlohmann::json::array();
+  uint64_t pg_temp_epochs = 0;
   for (const auto& c : history_) {
+    if (c.pg_temp_only) {
+      ++pg_temp_epochs;
+      continue;
+    }
     changes.push_back({{"epoch", c.epoch}, {"at_s", round6(c.at_s)}, {"what", c.what}});
   }
   nlohmann::json r;
   r["events"] = events;
   r["map_changes"] = changes;
+  r["pg_temp_epochs"] = pg_temp_epochs;
   r["time_to_detect_s"] = time_or_null(detect);
-  r["recovery_started_at_s"] = time_or_null(recovery_started_s_);
-  r["recovery_finished_at_s"] = time_or_null(recovery_finished_s_);
+  const recovery::RecoveryManagerStats& st = final_stats_;
+  r["recovery_started_at_s"] = time_or_null(st.recovery_started_at_s);
+  r["recovery_finished_at_s"] = time_or_null(st.recovery_finished_at_s);
   r["redundancy_restored_at_s"] = time_or_null(clean_at_s_);
   r["time_to_full_redundancy_s"] = clean_at_s_ >= 0 && first_failure_s_ >= 0
                                        ? nlohmann::json(round6(clean_at_s_ - first_failure_s_))
                                        : nlohmann::json();
-  r["bytes_moved"] = bytes_moved_;
-  r["bytes_minimum"] = bytes_minimum_;
+  r["bytes_moved"] = st.bytes_moved;
+  r["bytes_minimum"] = st.bytes_minimum;
   r["moved_over_minimum"] =
-      bytes_minimum_ > 0 ? round6(static_cast<double>(bytes_moved_) / bytes_minimum_) : 0.0;
-  r["bytes_read"] = bytes_read_;
-  r["pgs_moved"] = pgs_moved_;
-  r["plans"] = plans_;
+      st.bytes_minimum > 0 ? round6(static_cast<double>(st.bytes_moved) / st.bytes_minimum) : 0.0;
+  r["bytes_read"] = st.bytes_read;
+  r["pgs_moved"] = st.pgs_moved;
+  r["plans"] = st.plans;
   r["degraded_pgs_max"] = max_degraded_;
   r["degraded_objects_max"] = max_degraded_objects_;
   r["inactive_pgs_max"] = max_inactive_;

@@ -1,10 +1,12 @@
-// FailureDriver: a scenario's failure timeline on a simulated rados cluster, with Ceph's
-// failure handling from engine/ (docs/recovery.md): one HeartbeatAgent per OSD and the
-// MonitorService (engine/cluster/monitor.h) detect crashes and mark OSDs down, then out; every
-// new map epoch re-points the clients (a SwitchingPlacement the clients read through, and the
-// map epoch they watch to resend stuck requests); each mark-out plans what must move
-// (engine/recovery/planner.h) and runs it with Ceph's throttles (recovery_service.h), competing
-// with the clients for drives and links.
+// FailureDriver: a scenario's failure timeline on a simulated rados cluster. It builds the
+// world's side of failure handling and injects the faults; the storage logic is engine/'s
+// (docs/recovery.md): one HeartbeatAgent per OSD and the MonitorService
+// (engine/cluster/monitor.h) detect crashes and mark OSDs down, then out, and send each epoch
+// to the hosts' map clients (the clients and OSDs place through a cluster::MapPlacement of
+// their host, sim/world.cc); the RecoveryManager (engine/recovery/recovery_manager.h) on the
+// monitor's host follows the maps, asks for pg_temp, and plans and runs recovery with Ceph's
+// throttles, competing with the clients for drives and links. A drive failure or replacement
+// reaches it as a message from the OSD's host (OsdDeviceReport).
 //
 // Events: osd_crash (the OSD stops answering and heartbeating; its data survives), drive_failure
 // (the same, and its data is gone: a PG whose surviving copies fall below what a read needs has
@@ -21,59 +23,29 @@
 //
 // The driver keeps the world alive (a non-daemon task) until every event has happened and, once
 // OSDs are out, their recovery has finished, so the report can say when redundancy came back.
+// It measures for the report: the epochs (from a map client of its own, timed by the monitor's
+// history), the PGs' redundancy each sample (the manager's PgData against which drives and
+// OSDs really run), and the manager's counters.
 //
 // Thread-safety: simulation only (tasks never run concurrently); report() after the run.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "engine/cluster/map_client.h"
 #include "engine/cluster/monitor.h"
 #include "engine/cluster/osd_map.h"
 #include "engine/cluster/pg_states.h"
 #include "engine/placement/crush_pool.h"
-#include "engine/recovery/recovery_service.h"
+#include "engine/recovery/recovery_manager.h"
 #include "engine/services/osd.h"
 #include "models/scenario.h"
 
 namespace granary::sim {
-
-// What the clients and OSDs place objects with during a failure run: the current epoch's CRUSH
-// pool hashes names to PGs, and each PG's devices are set by the FailureDriver — its up set, or,
-// while some up-set member lacks the data (a backfill target, a copy that missed writes), the
-// OSDs that hold it (Ceph's acting set through pg_temp); none while no copy can be read (the
-// PG is down: I/O to it blocks). Each change of a PG's devices moves it to a new interval
-// (Placement::interval_of), by which OSDs discard and clients resend the writes of a past one.
-class SwitchingPlacement final : public placement::Placement {
- public:
-  // Every PG's devices are its up set in `initial`, interval 1.
-  explicit SwitchingPlacement(placement::CrushPool initial);
-  // The new epoch's pool (names to PGs, descriptions); the PGs' devices stay as set.
-  void swap(placement::CrushPool next) {
-    pool_ = std::make_unique<placement::CrushPool>(std::move(next));
-  }
-  // Sets a PG's devices; a change starts a new interval. True when they changed.
-  bool set_devices(uint32_t group, const std::vector<int32_t>& devices);
-  std::string describe() const override { return pool_->describe(); }
-  uint32_t num_groups() const override { return pool_->num_groups(); }
-  uint32_t group_of(std::string_view name) const override { return pool_->group_of(name); }
-  void devices_of(uint32_t group, std::vector<int32_t>& out) override { out = devices_[group]; }
-  int replicas() const override { return pool_->replicas(); }
-  int32_t device_id_bound() const override { return pool_->device_id_bound(); }
-  std::vector<double> target_shares() const override { return pool_->target_shares(); }
-  int64_t failure_domain(int32_t d) const override { return pool_->failure_domain(d); }
-  uint64_t interval_of(uint32_t group) const override { return intervals_[group]; }
-
- private:
-  std::unique_ptr<placement::CrushPool> pool_;
-  std::vector<std::vector<int32_t>> devices_;  // [pg]
-  std::vector<uint64_t> intervals_;            // [pg]
-  uint64_t next_interval_ = 2;
-};
 
 struct FailureDriverOptions {
   std::vector<models::FailureEvent> events;
@@ -116,12 +88,14 @@ struct FailureDriverOptions {
 class FailureDriver {
  public:
   // `map` is epoch 1 (every OSD up and in) with the pool (id `pool_id`); `services[osd]` are the
-  // OSD services; `placement` is what the clients read through; `epoch` what they watch.
-  static Result<std::unique_ptr<FailureDriver>> create(
-      Env& env, cluster::OsdMap map, int64_t pool_id, std::vector<services::OsdService*> services,
-      SwitchingPlacement& placement, std::atomic<uint32_t>& epoch, FailureDriverOptions options);
+  // OSD services. The hosts' map clients subscribe to the monitor ("mon.0") themselves.
+  static Result<std::unique_ptr<FailureDriver>> create(Env& env, cluster::OsdMap map,
+                                                       int64_t pool_id,
+                                                       std::vector<services::OsdService*> services,
+                                                       FailureDriverOptions options);
 
-  // Spawns the heartbeat agents, the monitor, the timeline and the sampler.
+  // Spawns the heartbeat agents, the monitor, the recovery manager, the timeline and the
+  // sampler.
   void start();
   // The report's "recovery" section (docs/report-format.md), after the run.
   nlohmann::json report() const;
@@ -140,10 +114,15 @@ class FailureDriver {
 
  private:
   FailureDriver(Env& env, cluster::OsdMap map, int64_t pool_id,
-                std::vector<services::OsdService*> services, SwitchingPlacement& placement,
-                std::atomic<uint32_t>& epoch, FailureDriverOptions options, cluster::PgData data);
+                std::vector<services::OsdService*> services, FailureDriverOptions options);
   void start_on_task();
+  // An epoch, as the driver's map client gets it: the events' marks.
   void on_map(const cluster::OsdMap& map);
+  // Recovery has nothing left to do for the map: when redundancy came back, which events that
+  // brought OSDs back are done.
+  void on_idle();
+  // From OSD `osd`'s host to the recovery manager.
+  void report_device(int32_t osd, DeviceEvent event);
   void apply(const models::FailureEvent& e);
   // Why an OSD is not running (a bit set: it runs again when every cause has gone).
   enum Cause : uint32_t { kProcess = 1, kDrive = 2, kPartition = 4, kNic = 8, kLink = 16 };
@@ -151,36 +130,22 @@ class FailureDriver {
   void remove_cause(int32_t osd, uint32_t cause);
   // The OSDs beyond a cut link (every cable down) are unreachable; the others are not.
   void apply_cuts();
-  // The drive's data is gone: its copies leave the PGs' holders.
-  void lose_data(int32_t osd);
-  // Records the writes a returning OSD missed (PgData::add_stale), against a current copy.
-  void mark_stale(int32_t osd);
-  // The devices clients and OSDs use for `pg` now (see SwitchingPlacement); sets them in the
-  // placement and returns true when they changed.
-  bool refresh(uint32_t pg);
-  // refresh() for every PG, then a new epoch for the clients to notice.
-  void refresh_all();
-  // Objects and bytes per PG now: options.sizes plus what was written.
-  cluster::PgSizes sizes_now() const;
-  void plan_and_run();
-  void count_pgs(int& degraded, int& inactive, int& lost, uint64_t& lost_objects,
-                 uint64_t& lost_bytes, uint64_t& degraded_objects) const;
+  void count_pgs(const cluster::PgData& data, const cluster::PgSizes& sizes, int& degraded,
+                 int& inactive, int& lost, uint64_t& lost_objects, uint64_t& lost_bytes,
+                 uint64_t& degraded_objects) const;
   void timeline();
   void sampler();
 
   Env& env_;
-  cluster::OsdMap map_;
+  cluster::OsdMap initial_;
+  cluster::OsdMap map_;  // the last epoch the driver's map client took
   int64_t pool_id_;
   cluster::Redundancy redundancy_;
   int min_size_;
   std::vector<services::OsdService*> services_;
-  SwitchingPlacement& placement_;
-  std::atomic<uint32_t>& epoch_;
   FailureDriverOptions options_;
-  cluster::PgData data_;
-  std::vector<std::vector<int32_t>> up_;  // [pg]: the current epoch's up sets
-  std::vector<bool> intact_;              // [osd]: its data exists
-  std::vector<uint32_t> causes_;          // [osd]: why it is not running (0: running)
+  std::vector<bool> intact_;      // [osd]: its drive's data exists (the world's truth)
+  std::vector<uint32_t> causes_;  // [osd]: why it is not running (0: running)
   struct LinkState {
     FailureDriverOptions::Link spec;
     int cables_down = 0;
@@ -189,10 +154,8 @@ class FailureDriver {
   std::vector<LinkState> links_;  // [options.links]
   std::unique_ptr<cluster::MonitorService> monitor_;
   std::vector<std::unique_ptr<cluster::HeartbeatAgent>> agents_;
-  std::unique_ptr<recovery::RecoveryService> recovery_;
-  std::unique_ptr<Semaphore> wake_;  // a map change that needs a plan
-  bool recovering_ = false;
-  bool replan_ = false;
+  std::unique_ptr<recovery::RecoveryManager> manager_;
+  std::unique_ptr<cluster::MapClient> maps_;  // the driver's, for its measurements
 
   // Measurements.
   struct EventRecord {
@@ -206,14 +169,15 @@ class FailureDriver {
   std::vector<EventRecord> records_;
   std::vector<cluster::MapChange> history_;  // the monitor's, copied when the timeline ends
   double first_failure_s_ = -1;
-  double recovery_started_s_ = -1, recovery_finished_s_ = -1, clean_at_s_ = -1;
-  uint64_t bytes_moved_ = 0, bytes_minimum_ = 0, bytes_read_ = 0;
-  uint32_t pgs_moved_ = 0, plans_ = 0;
+  double clean_at_s_ = -1;
+  // The manager's counters and data when the timeline ended (its lock works only on a task).
+  recovery::RecoveryManagerStats final_stats_;
+  cluster::PgData final_data_;
+  cluster::PgSizes final_sizes_;
   int max_inactive_ = 0, max_degraded_ = 0;
   uint64_t max_degraded_objects_ = 0;
   std::vector<double> degraded_series_, recovery_gibps_series_;
   uint64_t last_recovered_bytes_ = 0;
-  uint64_t recovered_before_ = 0;  // bytes of plans finished before the current one
 };
 
 }  // namespace granary::sim

@@ -308,7 +308,8 @@ void written_objects_json(const Scenario& s, const World& world, double full_fac
   uint64_t short_of_copies = 0;
   std::vector<int32_t> devices;
   for (const auto& [name, bytes] : objects) {
-    world.switching->devices_of(world.switching->group_of(name), devices);
+    cluster::MapPlacement& p = *world.host_maps.begin()->second.placement;
+    p.devices_of(p.group_of(name), devices);
     int complete = 0;
     for (int32_t d : devices) {
       if (d < 0 || d == placement::kNoDevice) continue;

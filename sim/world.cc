@@ -77,10 +77,21 @@ Status build_rados(const ClusterPlan& plan, SimEnv& env, World& world) {
         std::make_shared<const crush::CrushMap>(*world.crush_map), st.drives, {cp});
     if (!osd_map.ok()) return osd_map.status();
     world.osd_map = std::make_unique<cluster::OsdMap>(std::move(*osd_map));
-    auto initial = world.osd_map->pool_placement(st.pool.id);
-    if (!initial.ok()) return initial.status();
-    world.switching = std::make_unique<SwitchingPlacement>(std::move(*initial));
-    client_placement = world.switching.get();
+    // A map client on every storage host and every client host (started with the services).
+    std::vector<HostId> hosts;
+    for (int d = 0; d < st.drives; ++d) hosts.push_back(env.host_of_drive(d));
+    for (HostId h : plan.topology.client_sinks) hosts.push_back(h);
+    for (HostId h : hosts) {
+      if (world.host_maps.count(h) > 0) continue;
+      World::HostMaps& m = world.host_maps[h];
+      m.client = std::make_unique<cluster::MapClient>(
+          env, h, *world.osd_map,
+          cluster::MapClientOptions{.endpoint_name = "host." + std::to_string(h) + ".map"});
+      auto placement = cluster::MapPlacement::create(*m.client, st.pool.id);
+      if (!placement.ok()) return placement.status();
+      m.placement = std::move(*placement);
+    }
+    client_placement = world.placement_on(env.host_of_drive(0));
   }
   auto rbd = layout::RbdLayout::create(st.layout);
   if (!rbd.ok()) return rbd.status();
@@ -105,7 +116,7 @@ Status build_rados(const ClusterPlan& plan, SimEnv& env, World& world) {
   for (int d = 0; d < st.drives; ++d) {
     services::OsdServiceOptions o = st.osds[d];
     if (!world.op_queues.empty()) o.op_queue = world.op_queues[d].get();
-    if (st.failure_map) o.placement = world.switching.get();
+    if (st.failure_map) o.placement = world.placement_on(env.host_of_drive(d));
     if (world.carried) {
       world.object_services.push_back(std::make_unique<services::OsdService>(
           env, env.host_of_drive(d), env.device(d), *world.carried->stores()[d], o));
@@ -128,13 +139,8 @@ Status build_rados(const ClusterPlan& plan, SimEnv& env, World& world) {
   const int write_window = static_cast<int>(std::max<uint64_t>(
       st.inflight_objects,
       kObjecterInflightBytes / std::max<uint64_t>(1, rbd->spec().object_size_bytes)));
-  world.backend = services::RadosBackend{*rbd,
-                                         client_placement,
-                                         st.inflight_objects,
-                                         st.ec,
-                                         st.failure_map ? &world.map_epoch : nullptr,
-                                         1.0,
-                                         write_window};
+  world.backend = services::RadosBackend{
+      *rbd, client_placement, st.inflight_objects, st.ec, nullptr, 1.0, write_window};
   return Status();
 }
 
@@ -215,7 +221,8 @@ std::function<void(int32_t, double)> link_slowdown(const models::Topology& topol
 // What the checkpoint wrote is in the drives' stores: recovery moves it, and a copy that
 // missed writes while its OSD was down is found by comparing stores.
 void track_written_pgs(uint32_t pg_num, World& world, FailureDriverOptions& fo) {
-  SwitchingPlacement* placement = world.switching.get();
+  // (Names hash to PGs the same on every host and in every epoch.)
+  const placement::Placement* placement = world.placement_on(world.host_maps.begin()->first);
   auto* stores = &world.written;
   fo.pg_contents = [placement, stores, pg_num](int32_t osd) {
     cluster::PgSizes c;
@@ -300,8 +307,7 @@ Status start_failures(const ClusterPlan& plan, SimEnv& env, const Platform& plat
     plat->reverse[i]->set_bandwidth(base[i].second * fraction);
   };
   if (plan.checkpoint) track_written_pgs(plan.storage.pool.pg_num, world, fo);
-  auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), *world.switching,
-                                      world.map_epoch, std::move(fo));
+  auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), std::move(fo));
   if (!driver.ok()) return driver.status();
   world.failures = std::move(*driver);
   world.failures->start();
@@ -315,8 +321,13 @@ Status start_beside(const ClusterPlan& plan, SimEnv& env, World& world) {
   const models::BlockWorkload& b = bp.spec.block;
   world.beside = &bp.spec;
   world.block_scale = bp.cluster_scale;
-  services::RadosBackend backend = std::get<services::RadosBackend>(world.backend);
-  backend.layout = *world.volume_layout;
+  std::vector<services::RadosBackend> backends;
+  for (int c = 0; c < bp.nodes; ++c) {
+    services::RadosBackend backend =
+        std::get<services::RadosBackend>(world.backend_on(plan.topology.client_sinks[c]));
+    backend.layout = *world.volume_layout;
+    backends.push_back(std::move(backend));
+  }
   std::vector<services::BlockVolume*> vols;
   std::vector<HostId> hosts;
   for (int c = 0; c < bp.nodes; ++c) {
@@ -326,7 +337,7 @@ Status start_beside(const ClusterPlan& plan, SimEnv& env, World& world) {
     co.cpu_s_per_byte = plan.sim.storage.protocol.cpu_s_per_byte();
     const HostId host = plan.topology.client_sinks[c];
     world.block_clients.push_back(
-        std::make_unique<services::StorageClient>(env, host, backend, co));
+        std::make_unique<services::StorageClient>(env, host, backends[c], co));
     services::BlockVolumeSpec vs;
     vs.size_bytes = b.volume_bytes;
     if (b.clone) {
@@ -366,6 +377,7 @@ Status build_world(const ClusterPlan& plan, SimEnv& env, const Platform& platfor
       build_nfs(plan, env, world);
       break;
   }
+  for (auto& [host, maps] : world.host_maps) maps.client->start();
   for (auto& svc : world.object_services) svc->start();
   for (auto& m : world.mds) m->start();
   if (world.osd_map) {
@@ -375,6 +387,21 @@ Status build_world(const ClusterPlan& plan, SimEnv& env, const Platform& platfor
     if (Status s = start_beside(plan, env, world); !s.ok()) return s;
   }
   return Status();
+}
+
+services::StorageBackend World::backend_on(HostId host) const {
+  services::StorageBackend b = backend;
+  auto* rados = std::get_if<services::RadosBackend>(&b);
+  cluster::MapPlacement* p = placement_on(host);
+  if (rados == nullptr || p == nullptr) return b;
+  rados->placement = p;
+  rados->map_epoch = [p] { return p->epoch(); };
+  return b;
+}
+
+cluster::MapPlacement* World::placement_on(HostId host) const {
+  auto it = host_maps.find(host);
+  return it == host_maps.end() ? nullptr : it->second.placement.get();
 }
 
 services::StorageBackend backend_of_client(const services::StorageBackend& backend,

@@ -13,9 +13,12 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <vector>
 
+#include "engine/cluster/map_client.h"
+#include "engine/cluster/map_placement.h"
 #include "engine/crush/crush_map.h"
 #include "engine/layout/lustre.h"
 #include "engine/layout/rbd.h"
@@ -69,10 +72,15 @@ struct World {
   std::vector<std::unique_ptr<services::OsdService>> object_services;
   // The OSDs' op queues (storage.rados.recovery.op_queue; empty: none), [drive].
   std::vector<std::unique_ptr<services::OsdOpQueue>> op_queues;
-  // Failure scenarios (rados): the clients read through the current map epoch's placement.
-  std::unique_ptr<SwitchingPlacement> switching;
-  std::atomic<uint32_t> map_epoch{1};
+  // Failure scenarios (rados): each storage and client host holds the cluster map through a
+  // map client of its own (epochs arrive as messages from the monitor), and its OSDs and
+  // clients place through that host's MapPlacement.
   std::unique_ptr<cluster::OsdMap> osd_map;
+  struct HostMaps {
+    std::unique_ptr<cluster::MapClient> client;
+    std::unique_ptr<cluster::MapPlacement> placement;
+  };
+  std::map<HostId, HostMaps> host_maps;
   std::unique_ptr<FailureDriver> failures;
   std::vector<std::unique_ptr<services::MetadataService>> mds;
   // The backend the clients use (design local: see backend_of_client).
@@ -81,6 +89,12 @@ struct World {
   // A run that carries data (plan.carry_data.on): the OSDs' DiskStores and what was verified
   // (carry_data.h); null for a size-only run.
   std::unique_ptr<CarriedData> carried;
+
+  // The backend a client on `host` uses: `backend`, placing through the host's map in a failure
+  // run (host_maps).
+  services::StorageBackend backend_on(HostId host) const;
+  // The placement a failure run's host follows (null: no failure map, or not a host of it).
+  cluster::MapPlacement* placement_on(HostId host) const;
 };
 
 // Builds `plan` into `world` on `env` (whose platform is `platform`) and starts its services,

@@ -28,6 +28,7 @@ MonitorService::MonitorService(Env& env, HostId host, OsdMap initial, MonitorOpt
       map_(std::move(initial)) {
   GRANARY_CHECK(!options_.endpoint_name.empty());
   GRANARY_CHECK(options_.heartbeat_interval_s > 0 && options_.heartbeat_grace_s >= 0);
+  first_kept_epoch_ = map_.epoch() + 1;
   track_size();
 }
 
@@ -35,8 +36,9 @@ void MonitorService::track_size() {
   osds_.resize(static_cast<size_t>(map_.max_osd()), OsdTrack{env_.now_s(), -1, false});
 }
 
-void MonitorService::subscribe(std::function<void(const OsdMap&)> callback) {
-  subscribers_.push_back(std::move(callback));
+void MonitorService::add_subscriber(const std::string& endpoint) {
+  std::lock_guard<services::EnvMutex> lock(mu_);
+  if (subscriber_set_.insert(endpoint).second) subscribers_.push_back(endpoint);
 }
 
 void MonitorService::start(TaskOptions task_options) {
@@ -54,7 +56,12 @@ std::vector<MapChange> MonitorService::history() const {
   return history_;
 }
 
-Result<OsdMap> MonitorService::apply_locked(const Incremental& change, bool auto_out) {
+Result<MonitorService::Published> MonitorService::apply_locked(Incremental change, bool auto_out) {
+  if (options_.prime_pg_temp && change.changes_osds()) {
+    OsdMap next = map_;
+    if (Status s = next.apply(change); !s.ok()) return s;
+    for (PgTempEntry& e : prime_pg_temp(map_, next)) change.pg_temp.push_back(std::move(e));
+  }
   if (Status s = map_.apply(change); !s.ok()) return s;
   const double now = env_.now_s();
   track_size();
@@ -67,16 +74,28 @@ Result<OsdMap> MonitorService::apply_locked(const Incremental& change, bool auto
   }
   for (int32_t osd : change.mark_out) osds_[static_cast<size_t>(osd)].auto_out = auto_out;
   for (int32_t osd : change.mark_in) osds_[static_cast<size_t>(osd)].auto_out = false;
-  history_.push_back(MapChange{map_.epoch(), now, change.describe()});
-  return map_;
+  history_.push_back(MapChange{map_.epoch(), now, change.describe(), !change.changes_osds()});
+  auto kept = std::make_shared<const Incremental>(std::move(change));
+  kept_.push_back(kept);
+  while (kept_.size() > std::max<size_t>(1, options_.map_history)) {
+    kept_.pop_front();
+    ++first_kept_epoch_;
+  }
+  return Published{map_.epoch(), std::move(kept), subscribers_};
 }
 
-void MonitorService::publish(const OsdMap& map) {
-  for (const auto& callback : subscribers_) callback(map);
+void MonitorService::publish(const Published& p) {
+  for (const std::string& to : p.to) {
+    MapUpdate u;
+    u.first_epoch = p.epoch;
+    u.incrementals.push_back(p.change);
+    // (A subscriber whose host is down misses it, and asks again when it sees the gap.)
+    (void)env_.send(host_, to, Message{std::move(u), {}});
+  }
 }
 
 Status MonitorService::apply(const Incremental& change) {
-  Result<OsdMap> published = [&]() -> Result<OsdMap> {
+  Result<Published> published = [&]() -> Result<Published> {
     std::lock_guard<services::EnvMutex> lock(mu_);
     return apply_locked(change, false);
   }();
@@ -85,6 +104,43 @@ Status MonitorService::apply(const Incremental& change) {
   // The change may move the monitor's next deadline (an OSD marked up or down).
   env_.send(host_, options_.endpoint_name, Message{Heartbeat{kWakeUp, env_.now_s()}, {}});
   return Status::ok_status();
+}
+
+void MonitorService::on_subscribe(const MapSubscribe& sub) {
+  MapUpdate u;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    if (subscriber_set_.insert(sub.reply_to).second) subscribers_.push_back(sub.reply_to);
+    const uint32_t epoch = map_.epoch();
+    if (sub.have_epoch >= epoch) return;  // up to date: the next epochs will follow
+    if (sub.have_epoch + 1 >= first_kept_epoch_ && sub.have_epoch > 0) {
+      u.first_epoch = sub.have_epoch + 1;
+      for (uint32_t e = u.first_epoch; e <= epoch; ++e) {
+        u.incrementals.push_back(kept_[e - first_kept_epoch_]);
+      }
+    } else {
+      u.full = std::make_shared<const OsdMap>(map_);
+      u.first_epoch = epoch + 1;
+    }
+  }
+  // A full map or a run of incrementals: larger than one epoch's, still a small message.
+  (void)env_.send(host_, sub.reply_to, Message{std::move(u), {}, /*header_bytes=*/4096});
+}
+
+void MonitorService::on_pg_temp(const PgTempRequest& r) {
+  Result<Published> published = Status::not_found("nothing to publish");
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    Incremental change;
+    for (const PgTempEntry& e : r.entries) {
+      const std::vector<int32_t>* now = map_.pg_temp(e.pool, e.pg);
+      const bool same = e.clear ? now == nullptr : now != nullptr && *now == e.osds;
+      if (!same) change.pg_temp.push_back(e);
+    }
+    if (change.empty()) return;
+    published = apply_locked(std::move(change), false);
+  }
+  if (published.ok()) publish(*published);
 }
 
 double MonitorService::next_deadline_s() const {
@@ -102,7 +158,7 @@ double MonitorService::next_deadline_s() const {
 }
 
 void MonitorService::on_heartbeat(int32_t osd) {
-  Result<OsdMap> published = Status::not_found("nothing to publish");
+  Result<Published> published = Status::not_found("nothing to publish");
   {
     std::lock_guard<services::EnvMutex> lock(mu_);
     if (!map_.exists(osd)) return;  // unknown or removed: ignored
@@ -121,7 +177,7 @@ void MonitorService::on_heartbeat(int32_t osd) {
 }
 
 void MonitorService::check_deadlines() {
-  std::vector<OsdMap> to_publish;
+  std::vector<Published> to_publish;
   {
     std::lock_guard<services::EnvMutex> lock(mu_);
     const double now = env_.now_s() + kDeadlineSlackS;
@@ -133,7 +189,7 @@ void MonitorService::check_deadlines() {
       }
     }
     if (!down.empty()) {
-      Result<OsdMap> m = apply_locked(down, false);
+      Result<Published> m = apply_locked(down, false);
       GRANARY_CHECK(m.ok());
       to_publish.push_back(std::move(m).value());
     }
@@ -148,12 +204,12 @@ void MonitorService::check_deadlines() {
       }
     }
     if (!out.empty()) {
-      Result<OsdMap> m = apply_locked(out, true);
+      Result<Published> m = apply_locked(out, true);
       GRANARY_CHECK(m.ok());
       to_publish.push_back(std::move(m).value());
     }
   }
-  for (const OsdMap& m : to_publish) publish(m);
+  for (const Published& p : to_publish) publish(p);
 }
 
 void MonitorService::serve() {
@@ -175,6 +231,10 @@ void MonitorService::serve() {
       if (std::holds_alternative<Shutdown>(m->body)) return;
       if (const auto* hb = std::get_if<Heartbeat>(&m->body); hb != nullptr && hb->osd != kWakeUp) {
         on_heartbeat(hb->osd);
+      } else if (const auto* sub = std::get_if<MapSubscribe>(&m->body)) {
+        on_subscribe(*sub);
+      } else if (const auto* temp = std::get_if<PgTempRequest>(&m->body)) {
+        on_pg_temp(*temp);
       }
     } else if (m.status().code() != Status::Code::kNotFound) {
       return;  // the endpoint failed (the monitor's host went down)

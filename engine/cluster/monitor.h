@@ -15,7 +15,18 @@
 // after the crash (plus one message latency). It marks a down OSD out down_out_interval_s
 // after it was marked down; a heartbeat from a down OSD is its boot: it is marked up again, and
 // in again if the monitor had marked it out (mon_osd_auto_mark_auto_out_in). Every change is
-// one Incremental, one new epoch, handed to the subscribers.
+// one Incremental, one new epoch.
+//
+// Maps travel as messages (Ceph's MMonSubscribe / MOSDMap). A map client (map_client.h) sends a
+// MapSubscribe naming its endpoint and the epoch it has; the monitor remembers the endpoint and
+// answers with every epoch after that one: the incrementals, or the full map when the client is
+// further behind than the history it keeps (map_history epochs). Each new epoch then goes to
+// every subscriber as a MapUpdate with its one incremental, in epoch order; a subscriber that
+// finds a gap (an update lost with a host that was down) subscribes again with the epoch it has.
+// A PgTempRequest (Ceph's MOSDPGTemp) whose entries change the map becomes one new epoch. An
+// epoch that moves OSD states is primed with pg_temp (prime_pg_temp in osd_map.h, Ceph's
+// mon_osd_prime_pg_temp), so PGs whose up set moves keep being served by the OSDs that have
+// their data until their peering asks otherwise.
 //
 // The monitor is one task that receives on its endpoint with a timeout set to the next
 // deadline, so marks happen at the exact deadline (deterministic, no polling). A crashed OSD is
@@ -23,13 +34,14 @@
 // OSD coming back.
 //
 // Thread-safety: both classes guard their state with an EnvMutex; map(), history(), apply(),
-// stop() and restart() may be called from any task. Subscribers are called on the task that
-// made the change (the monitor's, or apply()'s caller), without the lock held, in epoch order
-// for the monitor's own changes; they must not block for long.
+// add_subscriber(), stop() and restart() may be called from any task. Updates are sent by the
+// task that made the change (the monitor's, or apply()'s caller), without the lock held.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <deque>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,13 +57,18 @@ struct MonitorOptions {
   double heartbeat_grace_s = 20;      // osd_heartbeat_grace
   double down_out_interval_s = 600;   // mon_osd_down_out_interval; <= 0: never mark out
   bool auto_mark_auto_out_in = true;  // mon_osd_auto_mark_auto_out_in
+  bool prime_pg_temp = true;          // mon_osd_prime_pg_temp
+  // Incrementals kept for subscribers that are behind (Ceph's mon_min_osdmap_epochs); one
+  // further behind gets the full map.
+  size_t map_history = 500;
 };
 
 // One epoch's change, for logs, reports and tests.
 struct MapChange {
   uint32_t epoch = 0;
   double at_s = 0;
-  std::string what;  // Incremental::describe(), e.g. "down osd.3"
+  std::string what;           // Incremental::describe(), e.g. "down osd.3"
+  bool pg_temp_only = false;  // it changed pg_temp and nothing else (a PgTempRequest's epoch)
 };
 
 class MonitorService {
@@ -61,8 +78,9 @@ class MonitorService {
   MonitorService(const MonitorService&) = delete;
   MonitorService& operator=(const MonitorService&) = delete;
 
-  // Calls `callback` with every new epoch. Subscribe before start().
-  void subscribe(std::function<void(const OsdMap&)> callback);
+  // Sends every new epoch from now on to the map client at `endpoint` (as a MapSubscribe with
+  // the current epoch does, without the answer).
+  void add_subscriber(const std::string& endpoint);
   // Spawns the monitor's task on its host (a daemon by default).
   void start(TaskOptions task_options = TaskOptions{.daemon = true});
   // The monitor's loop on the calling task (on the monitor's host); returns on a Shutdown or
@@ -84,10 +102,19 @@ class MonitorService {
     bool auto_out = false;  // marked out by the monitor (down too long)
   };
 
-  // Applies and records a change; returns the new map to publish. Requires mu_.
-  Result<OsdMap> apply_locked(const Incremental& change, bool auto_out);
-  void publish(const OsdMap& map);
+  // An epoch to send to the subscribers.
+  struct Published {
+    uint32_t epoch = 0;
+    std::shared_ptr<const Incremental> change;
+    std::vector<std::string> to;
+  };
+  // Applies (primed with pg_temp when it moves OSDs) and records a change; returns the epoch to
+  // publish. Requires mu_.
+  Result<Published> apply_locked(Incremental change, bool auto_out);
+  void publish(const Published& p);
   void on_heartbeat(int32_t osd);
+  void on_subscribe(const MapSubscribe& s);
+  void on_pg_temp(const PgTempRequest& r);
   void check_deadlines();
   double next_deadline_s() const;  // requires mu_
   void track_size();               // requires mu_
@@ -100,7 +127,11 @@ class MonitorService {
   OsdMap map_;                      // guarded by mu_
   std::vector<OsdTrack> osds_;      // guarded by mu_
   std::vector<MapChange> history_;  // guarded by mu_
-  std::vector<std::function<void(const OsdMap&)>> subscribers_;
+  // The incrementals of the last epochs, the oldest making epoch first_kept_epoch_.
+  std::deque<std::shared_ptr<const Incremental>> kept_;  // guarded by mu_
+  uint32_t first_kept_epoch_ = 2;                        // guarded by mu_
+  std::vector<std::string> subscribers_;                 // guarded by mu_, in arrival order
+  std::set<std::string> subscriber_set_;                 // guarded by mu_
 };
 
 struct HeartbeatOptions {

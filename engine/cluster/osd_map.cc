@@ -33,6 +33,14 @@ std::string Incremental::describe() const {
     out += (out.empty() ? "" : "; ") + std::string("reweight osd.") + std::to_string(osd) + " " +
            std::to_string(static_cast<double>(w) / crush::kWeightOne);
   }
+  if (!pg_temp.empty()) {
+    // Counts only: a priming epoch may carry an entry for most PGs of a pool.
+    size_t cleared = 0;
+    for (const PgTempEntry& t : pg_temp) cleared += t.clear ? 1 : 0;
+    out += (out.empty() ? "" : "; ") + std::string("pg_temp");
+    if (pg_temp.size() > cleared) out += " " + std::to_string(pg_temp.size() - cleared) + " set";
+    if (cleared > 0) out += (cleared < pg_temp.size() ? ", " : " ") + std::to_string(cleared) + " cleared";
+  }
   return out.empty() ? "no change" : out;
 }
 
@@ -164,6 +172,30 @@ Status OsdMap::apply(const Incremental& inc) {
     }
     st.reweight[osd] = w;
   }
+  for (const PgTempEntry& t : inc.pg_temp) {
+    const Pool* p = next.pool(t.pool);
+    const std::string name = "pg_temp " + std::to_string(t.pool) + "." + std::to_string(t.pg);
+    if (p == nullptr) return Status::invalid_argument(name + ": no such pool");
+    if (t.pg >= p->spec.pg_num) {
+      return Status::invalid_argument(name + ": the pool has " + std::to_string(p->spec.pg_num) +
+                                      " PGs");
+    }
+    if (t.clear) {
+      next.pg_temp_.erase({t.pool, t.pg});
+      continue;
+    }
+    if (p->redundancy.erasure && !t.osds.empty() &&
+        static_cast<int>(t.osds.size()) != p->redundancy.size) {
+      return Status::invalid_argument(name + ": an erasure pool's pg_temp has one OSD per " +
+                                      "position (" + std::to_string(p->redundancy.size) +
+                                      "), got " + std::to_string(t.osds.size()));
+    }
+    for (int32_t osd : t.osds) {
+      if (osd == placement::kNoDevice && p->redundancy.erasure) continue;
+      if (Status s = check(osd, "pg_temp of"); !s.ok()) return s;
+    }
+    next.pg_temp_[{t.pool, t.pg}] = t.osds;
+  }
   next.epoch_ = epoch_ + 1;
   *this = std::move(next);
   return Status::ok_status();
@@ -181,6 +213,74 @@ Result<std::vector<std::vector<int32_t>>> OsdMap::up_sets(int64_t pool_id) const
   std::vector<std::vector<int32_t>> sets(cp->num_groups());
   for (uint32_t pg = 0; pg < cp->num_groups(); ++pg) cp->devices_of(pg, sets[pg]);
   return sets;
+}
+
+const std::vector<int32_t>* OsdMap::pg_temp(int64_t pool_id, uint32_t pg) const {
+  auto it = pg_temp_.find({pool_id, pg});
+  return it == pg_temp_.end() ? nullptr : &it->second;
+}
+
+std::vector<int32_t> OsdMap::acting_of(int64_t pool_id, uint32_t pg,
+                                       const std::vector<int32_t>& up) const {
+  const std::vector<int32_t>* temp = pg_temp(pool_id, pg);
+  if (temp == nullptr) return up;
+  if (temp->empty()) return {};  // no copy to serve: blocked
+  const Pool* p = pool(pool_id);
+  const bool erasure = p != nullptr && p->redundancy.erasure;
+  std::vector<int32_t> acting;
+  bool any = false;
+  for (int32_t osd : *temp) {
+    const bool serves = osd != placement::kNoDevice && is_up(osd);
+    any = any || serves;
+    if (serves) {
+      acting.push_back(osd);
+    } else if (erasure) {
+      acting.push_back(placement::kNoDevice);
+    }
+  }
+  return any ? acting : up;  // none of its OSDs up: the up set (Ceph)
+}
+
+Result<std::vector<std::vector<int32_t>>> OsdMap::acting_sets(int64_t pool_id) const {
+  auto sets = up_sets(pool_id);
+  if (!sets.ok()) return sets.status();
+  for (uint32_t pg = 0; pg < sets->size(); ++pg) (*sets)[pg] = acting_of(pool_id, pg, (*sets)[pg]);
+  return sets;
+}
+
+std::vector<PgTempEntry> prime_pg_temp(const OsdMap& before, const OsdMap& after) {
+  std::vector<PgTempEntry> entries;
+  for (const Pool& p : after.pools()) {
+    const int64_t id = p.spec.id;
+    auto up_before = before.up_sets(id);
+    auto up_after = after.up_sets(id);
+    if (!up_before.ok() || !up_after.ok() || up_before->size() != up_after->size()) continue;
+    for (uint32_t pg = 0; pg < up_after->size(); ++pg) {
+      const std::vector<int32_t>& next_up = (*up_after)[pg];
+      if ((*up_before)[pg] == next_up) continue;
+      std::vector<int32_t> kept;
+      bool any = false;
+      for (int32_t osd : before.acting_of(id, pg, (*up_before)[pg])) {
+        const bool serves = osd != placement::kNoDevice && after.is_up(osd);
+        any = any || serves;
+        if (serves) {
+          kept.push_back(osd);
+        } else if (p.redundancy.erasure) {
+          kept.push_back(placement::kNoDevice);
+        }
+      }
+      if (!any) continue;  // nobody served it: no worse off
+      if (kept == next_up) {
+        if (after.pg_temp(id, pg) != nullptr) entries.push_back(PgTempEntry{id, pg, true, {}});
+        continue;
+      }
+      const std::vector<int32_t>* current = after.pg_temp(id, pg);
+      if (current == nullptr || *current != kept) {
+        entries.push_back(PgTempEntry{id, pg, false, std::move(kept)});
+      }
+    }
+  }
+  return entries;
 }
 
 }  // namespace granary::cluster

@@ -138,7 +138,7 @@ Status StorageClient::check_read_reply(const ReadReply& reply, const Payload& pa
 }
 
 Result<Message> StorageClient::await_reply(Endpoint& reply_ep, const RadosBackend* rados) {
-  if (rados != nullptr && rados->map_epoch != nullptr) return reply_ep.recv(rados->resend_check_s);
+  if (rados != nullptr && rados->map_epoch) return reply_ep.recv(rados->resend_check_s);
   if (rados != nullptr && rados->op_timeout_s > 0) return reply_ep.recv(rados->op_timeout_s);
   return reply_ep.recv();
 }
@@ -158,8 +158,9 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   Status first_error;
   uint64_t bytes = 0;
   const auto* rados = std::get_if<RadosBackend>(&backend_);
-  const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
-  auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
+  const std::function<uint32_t()>* map_epoch =
+      rados != nullptr && rados->map_epoch ? &rados->map_epoch : nullptr;
+  auto epoch_now = [&] { return map_epoch ? (*map_epoch)() : 0u; };
   // The request for reads[index] under the map of this moment: its object's primary (and
   // shards) now. Null when the object's group has no OSD (its PG is down).
   auto locate = [&](size_t index) -> std::optional<ObjectRead> {
@@ -398,8 +399,9 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
   Status first_error;
   uint64_t bytes = 0;
   const auto* rados = std::get_if<RadosBackend>(&backend_);
-  const std::atomic<uint32_t>* map_epoch = rados != nullptr ? rados->map_epoch : nullptr;
-  auto epoch_now = [&] { return map_epoch ? map_epoch->load(std::memory_order_relaxed) : 0u; };
+  const std::function<uint32_t()>* map_epoch =
+      rados != nullptr && rados->map_epoch ? &rados->map_epoch : nullptr;
+  auto epoch_now = [&] { return map_epoch ? (*map_epoch)() : 0u; };
   auto interval_now = [&](const std::string& object) -> uint64_t {
     std::lock_guard<EnvMutex> lock(placement_mu_);
     return rados->placement->interval_of(rados->placement->group_of(object));
@@ -685,12 +687,12 @@ Result<std::vector<ObjectRead>> StorageClient::plan_rados(const RadosBackend& ra
     // Read before planning: a map that changes meanwhile leaves an older epoch, which only
     // makes the requests re-targeted when sent.
     if (planned_epoch != nullptr) {
-      *planned_epoch = rados.map_epoch ? rados.map_epoch->load(std::memory_order_relaxed) : 0u;
+      *planned_epoch = rados.map_epoch ? rados.map_epoch() : 0u;
     }
     return rados_reads(rados.layout, *rados.placement, path, offset, length, with_group);
   };
   Result<std::vector<ObjectRead>> requests = plan_now();
-  if (rados.map_epoch == nullptr) return requests;
+  if (!rados.map_epoch) return requests;
   // A group with no OSD left (its PG is down): the I/O waits for a map that brings one back,
   // as I/O to an inactive PG blocks in Ceph.
   const double blocked_from = env_.now_s();

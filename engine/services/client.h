@@ -53,7 +53,8 @@ struct RadosBackend {
   placement::Placement* placement = nullptr;  // required; not owned
   int window_requests = 0;  // object requests in flight per file read or write (0: all at once)
   ErasureCoding ec;         // the pool's erasure code (k = 0: replicated)
-  // The epoch of the cluster map behind `placement` (null: it never changes). A request
+  // The epoch of the cluster map behind `placement` (null: it never changes): the host's
+  // cluster::MapClient::epoch() (map_client.h), which a cluster::MapPlacement follows. A request
   // unanswered for resend_check_s is sent again to its object's primary of the new epoch once
   // the epoch has moved on (Ceph's clients resend on a new map: a crashed OSD answers nothing
   // until the monitor marks it down; one that comes back has lost what it was sent).
@@ -63,7 +64,7 @@ struct RadosBackend {
   // one whose group did not change is sent again once it has waited resend_check_s. A write
   // is idempotent (the same bytes at the same offset), so a duplicate does no harm and a
   // late acknowledgement of an earlier send is ignored.
-  const std::atomic<uint32_t>* map_epoch = nullptr;
+  std::function<uint32_t()> map_epoch = nullptr;
   double resend_check_s = 1.0;
   // Object requests in flight per file write (0: window_requests). A writer's data is buffered
   // (page cache, librados' objecter), so writes go out far deeper than a reader's readahead.

@@ -52,8 +52,8 @@ Status BlockRun::open_volumes() {
   for (const ClientPlan& c : plan_.clients) {
     // librbd runs in the node's host memory (a VM's or the node's system disk).
     const HostId host = plan_.topology.client_sinks[c.node];
-    clients_.push_back(
-        std::make_unique<services::StorageClient>(env, host, ctx_.world.backend, c.options));
+    clients_.push_back(std::make_unique<services::StorageClient>(
+        env, host, ctx_.world.backend_on(host), c.options));
     services::BlockVolumeSpec vs;
     vs.size_bytes = block_.volume_bytes;
     if (block_.clone) {

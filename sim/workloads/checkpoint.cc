@@ -172,7 +172,8 @@ Result<nlohmann::json> CheckpointRun::run() {
   SimEnv& env = ctx_.env;
   for (const ClientPlan& c : plan_.clients) {
     clients_.push_back(std::make_unique<services::StorageClient>(
-        env, plan_.topology.client_sinks[c.node], ctx_.world.backend, c.options));
+        env, plan_.topology.client_sinks[c.node],
+        ctx_.world.backend_on(plan_.topology.client_sinks[c.node]), c.options));
   }
   // Per checkpoint and rank: write and read durations.
   const int n_ck = ck_.checkpoints;

@@ -149,7 +149,8 @@ Status TrainingRun::start_loaders() {
     ClientNode& node = world.clients[c];
     node.host = plan_.topology.client_sinks[c];
     node.client = std::make_unique<services::StorageClient>(
-        env, node.host, backend_of_client(world.backend, plan_.sim, c), plan_.clients[c].options);
+        env, node.host, backend_of_client(world.backend_on(node.host), plan_.sim, c),
+        plan_.clients[c].options);
     for (services::GpuConsumerOptions go : plan_.loaders[c]) {
       go.shuffle_seed = shuffle_seed;
       if (CarriedData* carried = world.carried.get()) {

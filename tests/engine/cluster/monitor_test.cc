@@ -1,5 +1,7 @@
 #include "engine/cluster/monitor.h"
 
+#include "engine/cluster/map_client.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -19,16 +21,31 @@ struct Epoch {
   OsdMap map;
 };
 
+// Options for these tests: no pg_temp priming, so that each epoch says only what the
+// detection changed (priming has its own tests in map_client_test.cc).
+MonitorOptions detection_only() {
+  MonitorOptions o;
+  o.prime_pg_temp = false;
+  return o;
+}
+
 // A monitor host and 2 storage hosts x 2 OSDs, one heartbeat agent per OSD; agents start at
-// different phases of the 6 s interval.
+// different phases of the 6 s interval. A map client on the monitor's host records the epochs
+// as they arrive (at_s: the monitor's time of the change, from its history).
 struct World {
-  explicit World(MonitorOptions options = {}) : env(1) {
+  explicit World(MonitorOptions options = detection_only()) : env(1) {
     mon_host = env.add_host("mon", 4, 10e9, kLatencyS);
     for (int h = 0; h < 2; ++h) {
       storage.push_back(env.add_host("storage" + std::to_string(h), 4, 10e9, kLatencyS));
     }
     monitor = std::make_unique<MonitorService>(env, mon_host, test::make_map(2, 2, 16), options);
-    monitor->subscribe([this](const OsdMap& m) { epochs.push_back({m.epoch(), env.now_s(), m}); });
+    maps = std::make_unique<MapClient>(env, mon_host, test::make_map(2, 2, 16),
+                                       MapClientOptions{.endpoint_name = "test.0.map"});
+    maps->subscribe([this](const OsdMap& m) {
+      const double at_s = monitor->history().at(m.epoch() - 2).at_s;
+      epochs.push_back({m.epoch(), at_s, m});
+    });
+    maps->start();
     monitor->start();
     for (int32_t osd = 0; osd < 4; ++osd) {
       agents.push_back(std::make_unique<HeartbeatAgent>(
@@ -48,6 +65,7 @@ struct World {
   HostId mon_host = 0;
   std::vector<HostId> storage;
   std::unique_ptr<MonitorService> monitor;
+  std::unique_ptr<MapClient> maps;
   std::vector<std::unique_ptr<HeartbeatAgent>> agents;
   std::vector<Epoch> epochs;
 };

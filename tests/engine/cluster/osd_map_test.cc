@@ -187,5 +187,81 @@ TEST(OsdMap, AddingAHostGivesItsOsdsData) {
   EXPECT_FALSE(map.apply(shrink).ok());
 }
 
+// pg_temp: the acting set is its OSDs that are up (erasure: positions kept, kNoDevice for the
+// others), the up set when none is up, empty when set to no OSD; bad entries are refused and
+// leave the map unchanged.
+TEST(OsdMap, PgTempGivesTheActingSet) {
+  OsdMap map = test::make_map();
+  const std::vector<int32_t> up = map.up_sets(kReplicatedPool).value()[5];
+  Incremental set;
+  set.pg_temp.push_back(PgTempEntry{kReplicatedPool, 5, false, {up[1], up[2]}});
+  set.pg_temp.push_back(PgTempEntry{kReplicatedPool, 6, false, {}});
+  ASSERT_TRUE(map.apply(set).ok());
+  EXPECT_EQ(set.describe(), "pg_temp 2 set");
+  EXPECT_EQ(map.acting_sets(kReplicatedPool).value()[5], (std::vector<int32_t>{up[1], up[2]}));
+  EXPECT_TRUE(map.acting_sets(kReplicatedPool).value()[6].empty());
+  Incremental down;
+  down.mark_down = {up[1]};
+  ASSERT_TRUE(map.apply(down).ok());
+  EXPECT_EQ(map.acting_sets(kReplicatedPool).value()[5], (std::vector<int32_t>{up[2]}));
+  Incremental down2;
+  down2.mark_down = {up[2]};
+  ASSERT_TRUE(map.apply(down2).ok());
+  EXPECT_EQ(map.acting_sets(kReplicatedPool).value()[5],
+            map.up_sets(kReplicatedPool).value()[5]);  // none of it up: the up set
+  Incremental clear;
+  clear.pg_temp.push_back(PgTempEntry{kReplicatedPool, 6, true, {}});
+  ASSERT_TRUE(map.apply(clear).ok());
+  EXPECT_EQ(map.pg_temp(kReplicatedPool, 6), nullptr);
+  const uint32_t epoch = map.epoch();
+  for (const PgTempEntry& bad :
+       {PgTempEntry{9, 0, false, {1}}, PgTempEntry{kReplicatedPool, 256, false, {1}},
+        PgTempEntry{kReplicatedPool, 1, false, {99}}, PgTempEntry{kErasurePool, 1, false, {1, 2}}}) {
+    Incremental inc;
+    inc.pg_temp.push_back(bad);
+    EXPECT_FALSE(map.apply(inc).ok());
+  }
+  EXPECT_EQ(map.epoch(), epoch);
+}
+
+// Priming keeps a PG whose up set moves on the OSDs that served it: when an OSD goes out, and
+// when it comes back.
+TEST(OsdMap, PrimingKeepsTheServingOsds) {
+  OsdMap before = test::make_map();
+  Incremental down;
+  down.mark_down = {3};
+  ASSERT_TRUE(before.apply(down).ok());
+  OsdMap after = before;
+  Incremental out;
+  out.mark_out = {3};
+  ASSERT_TRUE(after.apply(out).ok());
+  const std::vector<PgTempEntry> primed = prime_pg_temp(before, after);
+  ASSERT_FALSE(primed.empty());
+  const auto acting_before = before.acting_sets(kReplicatedPool).value();
+  for (const PgTempEntry& e : primed) {
+    EXPECT_FALSE(e.clear);
+    if (e.pool == kReplicatedPool) {
+      EXPECT_EQ(e.osds, acting_before[e.pg]);
+    }
+  }
+  Incremental primed_out = out;
+  primed_out.pg_temp = primed;
+  OsdMap next = before;
+  ASSERT_TRUE(next.apply(primed_out).ok());
+  EXPECT_EQ(next.acting_sets(kReplicatedPool).value(), acting_before);
+  EXPECT_EQ(next.acting_sets(kErasurePool).value(), before.acting_sets(kErasurePool).value());
+  // Back in and up: the up sets are the old ones, the pg_temps go.
+  OsdMap back = next;
+  Incremental in;
+  in.mark_in = {3};
+  in.mark_up = {3};
+  ASSERT_TRUE(back.apply(in).ok());
+  Incremental primed_in;
+  primed_in.pg_temp = prime_pg_temp(next, back);
+  ASSERT_TRUE(back.apply(primed_in).ok());
+  // (Until its peering says the returning OSD is current: the recovery manager clears them.)
+  EXPECT_EQ(back.acting_sets(kReplicatedPool).value(), acting_before);
+}
+
 }  // namespace
 }  // namespace granary::cluster

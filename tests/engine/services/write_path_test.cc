@@ -378,8 +378,8 @@ struct FailoverWorld {
     });
   }
   RadosBackend backend(int window_requests = 0) {
-    return RadosBackend{
-        layout::RbdLayout::default_layout(), &placement, window_requests, {}, &epoch, 1.0};
+    return RadosBackend{layout::RbdLayout::default_layout(), &placement, window_requests, {},
+                        [this] { return epoch.load(); },     1.0};
   }
   test::World w;
   placement::Ring ring;
