@@ -53,7 +53,7 @@ bool MapClient::on_update(const MapUpdate& u) {
   }
   for (size_t i = 0; i < u.incrementals.size(); ++i) {
     const uint32_t makes = u.first_epoch + static_cast<uint32_t>(i);
-    if (makes <= epoch()) continue;        // one it has
+    if (makes <= epoch()) continue;         // one it has
     if (makes > epoch() + 1) return false;  // a gap: ask for what is missing
     {
       std::lock_guard<services::EnvMutex> lock(mu_);

@@ -39,7 +39,8 @@ std::string Incremental::describe() const {
     for (const PgTempEntry& t : pg_temp) cleared += t.clear ? 1 : 0;
     out += (out.empty() ? "" : "; ") + std::string("pg_temp");
     if (pg_temp.size() > cleared) out += " " + std::to_string(pg_temp.size() - cleared) + " set";
-    if (cleared > 0) out += (cleared < pg_temp.size() ? ", " : " ") + std::to_string(cleared) + " cleared";
+    if (cleared > 0)
+      out += (cleared < pg_temp.size() ? ", " : " ") + std::to_string(cleared) + " cleared";
   }
   return out.empty() ? "no change" : out;
 }

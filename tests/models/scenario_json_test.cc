@@ -175,7 +175,9 @@ TEST(ScenarioJson, CarryDataIsABooleanRefusedWhereDataCannotBeCarried) {
   const std::vector<Case> cases = {
       {[](json& j) { j["simulation"]["carry_data"] = "yes"; },
        "s.json: simulation.carry_data: expected true or false, found \"yes\""},
-      {[](json& j) { j["storage"] = {{"design", "pfs"}}; },
+      {[](json& j) {
+         j["storage"] = {{"design", "pfs"}};
+       },
        "s.json: simulation.carry_data: expected false or no carry_data with storage design "
        "'pfs' (only rados OSDs keep objects in an object store that carries bytes), found true"},
       {[](json& j) {

@@ -29,9 +29,8 @@ struct World {
           MapClientOptions{.endpoint_name = "node." + std::to_string(c) + ".map",
                            .renew_interval_s = renew_s}));
       applied.emplace_back();
-      maps.back()->subscribe([this, c](const OsdMap& m) {
-        applied[static_cast<size_t>(c)].push_back(m.epoch());
-      });
+      maps.back()->subscribe(
+          [this, c](const OsdMap& m) { applied[static_cast<size_t>(c)].push_back(m.epoch()); });
     }
   }
   void start_clients() {

@@ -1,12 +1,11 @@
 #include "engine/cluster/monitor.h"
 
-#include "engine/cluster/map_client.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <vector>
 
+#include "engine/cluster/map_client.h"
 #include "engine/testing/memory_env.h"
 #include "tests/engine/cluster/cluster_fixture.h"
 

@@ -216,7 +216,8 @@ TEST(OsdMap, PgTempGivesTheActingSet) {
   const uint32_t epoch = map.epoch();
   for (const PgTempEntry& bad :
        {PgTempEntry{9, 0, false, {1}}, PgTempEntry{kReplicatedPool, 256, false, {1}},
-        PgTempEntry{kReplicatedPool, 1, false, {99}}, PgTempEntry{kErasurePool, 1, false, {1, 2}}}) {
+        PgTempEntry{kReplicatedPool, 1, false, {99}},
+        PgTempEntry{kErasurePool, 1, false, {1, 2}}}) {
     Incremental inc;
     inc.pg_temp.push_back(bad);
     EXPECT_FALSE(map.apply(inc).ok());

@@ -119,9 +119,7 @@ class BytesCluster {
   }
 
   // The PGs of both pools.
-  std::vector<recovery::PgMembers> pgs(placement::Placement& p) {
-    return recovery::pg_members(p);
-  }
+  std::vector<recovery::PgMembers> pgs(placement::Placement& p) { return recovery::pg_members(p); }
 
   // From a task: peers (or deep-scrubs) both pools; the two reports.
   std::pair<recovery::PeeringReport, recovery::PeeringReport> peer_all(bool deep) {
