@@ -322,11 +322,7 @@ void FailureDriver::timeline() {
     if (settled) {
       env_.sleep_s(options_.sample_interval_s);  // let the manager take the last change
       if (!manager_->busy()) {
-        // (Their locks work only on a task.)
-        history_ = monitor_->history();
-        final_stats_ = manager_->stats();
-        final_data_ = manager_->data();
-        final_sizes_ = manager_->sizes_now();
+        capture_final();
         return;
       }
     }
@@ -370,11 +366,27 @@ void FailureDriver::sampler() {
     max_inactive_ = std::max(max_inactive_, inactive);
     max_degraded_objects_ = std::max(max_degraded_objects_, dobj);
     degraded_series_.push_back(degraded);
-    const uint64_t recovered = manager_->stats().bytes_recovered;
+    const recovery::RecoveryManagerStats stats = manager_->stats();
+    const uint64_t recovered = stats.bytes_recovered;
     recovery_gibps_series_.push_back(static_cast<double>(recovered - last_recovered_bytes_) /
                                      options_.sample_interval_s / std::ldexp(1.0, 30));
     last_recovered_bytes_ = recovered;
+    // What the report gives "at end" when the world ends after this sample: the world may end
+    // before the timeline settles (a down OSD waiting for its mark-out) or go on after it; the
+    // locks of the manager work only on a task, so the report cannot ask it after the run.
+    last_sample_ = Counts{degraded, inactive, lost, lo, lb, dobj, env_.now_s()};
+    last_sample_stats_ = stats;
   }
+}
+
+void FailureDriver::capture_final() {
+  history_ = monitor_->history();
+  final_stats_ = manager_->stats();
+  const cluster::PgData data = manager_->data();
+  final_ = Counts{};
+  count_pgs(data, manager_->sizes_now(), final_.degraded, final_.inactive, final_.lost,
+            final_.lost_objects, final_.lost_bytes, final_.degraded_objects);
+  final_.at_s = env_.now_s();
 }
 
 nlohmann::json FailureDriver::report() const {
@@ -405,9 +417,11 @@ nlohmann::json FailureDriver::report() const {
     }
     events.push_back(e);
   }
-  int degraded = 0, inactive = 0, lost = 0;
-  uint64_t lost_objects = 0, lost_bytes = 0, dobj = 0;
-  count_pgs(final_data_, final_sizes_, degraded, inactive, lost, lost_objects, lost_bytes, dobj);
+  // At end: the later of the timeline's last look and the sampler's.
+  const bool sampled_later = last_sample_.at_s > final_.at_s;
+  const Counts& end = sampled_later ? last_sample_ : final_;
+  const int degraded = end.degraded, lost = end.lost;
+  const uint64_t lost_objects = end.lost_objects, lost_bytes = end.lost_bytes;
   // The epochs that moved OSDs; those that only set or cleared pg_temp (the recovery manager's
   // requests, one per finished backfill) are counted.
   nlohmann::json changes = nlohmann::json::array();
@@ -424,7 +438,7 @@ nlohmann::json FailureDriver::report() const {
   r["map_changes"] = changes;
   r["pg_temp_epochs"] = pg_temp_epochs;
   r["time_to_detect_s"] = time_or_null(detect);
-  const recovery::RecoveryManagerStats& st = final_stats_;
+  const recovery::RecoveryManagerStats& st = sampled_later ? last_sample_stats_ : final_stats_;
   r["recovery_started_at_s"] = time_or_null(st.recovery_started_at_s);
   r["recovery_finished_at_s"] = time_or_null(st.recovery_finished_at_s);
   r["redundancy_restored_at_s"] = time_or_null(clean_at_s_);

@@ -171,9 +171,15 @@ class FailureDriver {
   double first_failure_s_ = -1;
   double clean_at_s_ = -1;
   // The manager's counters and data when the timeline ended (its lock works only on a task).
-  recovery::RecoveryManagerStats final_stats_;
-  cluster::PgData final_data_;
-  cluster::PgSizes final_sizes_;
+  // Copies the monitor's history and the manager's state for report() (on a task).
+  void capture_final();
+  struct Counts {
+    int degraded = 0, inactive = 0, lost = 0;
+    uint64_t lost_objects = 0, lost_bytes = 0, degraded_objects = 0;
+    double at_s = -1;  // when counted (-1: never)
+  };
+  Counts final_, last_sample_;  // the timeline's last look, the sampler's last sample
+  recovery::RecoveryManagerStats final_stats_, last_sample_stats_;
   int max_inactive_ = 0, max_degraded_ = 0;
   uint64_t max_degraded_objects_ = 0;
   std::vector<double> degraded_series_, recovery_gibps_series_;
