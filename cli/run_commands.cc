@@ -21,6 +21,7 @@
 #include "models/catalog.h"
 #include "models/expectations.h"
 #include "models/scenario_json.h"
+#include "sim/cluster_plan.h"
 #include "sim/cost_estimate.h"
 #include "sim/runner.h"
 
@@ -377,6 +378,11 @@ void run_run(RunArgs& a, ExitCode& code) {
   auto scenario = models::load_scenario(a.path);
   if (!scenario.ok()) return fail_input(code, scenario.status());
   const uint64_t seed = a.seed.value_or(scenario->seed);
+  // What the run would refuse as it builds its cluster plan, refused before anything is
+  // printed (as validate does).
+  if (Result<sim::ClusterPlan> planned = sim::build_cluster_plan(*scenario, seed); !planned.ok()) {
+    return fail_input(code, planned.status());
+  }
   const sim::CostEstimate cost = sim::estimate_cost(*scenario);
   const sim::RunPlan& plan = cost.plan;
   if (Status st = sim::check_cost(*scenario, cost, a.resources.limits()); !st.ok()) {

@@ -1,7 +1,8 @@
 // granary validate FILE...: reads each scenario file and reports it valid (with a one-line
 // summary and the cost estimate of running it on stdout) or names its first problem (one line on
 // stderr, exit status 2). A scenario whose run would be refused by its cost (past
-// --max-wall-s, --max-memory-gib or this machine's task limit) is a problem too.
+// --max-wall-s, --max-memory-gib or this machine's task limit) or by the cluster plan run
+// builds from it (sim/cluster_plan.h) is a problem too.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/resources.h"
 #include "models/scenario_json.h"
+#include "sim/cluster_plan.h"
 #include "sim/cost_estimate.h"
 
 namespace granary::cli {
@@ -37,6 +39,12 @@ void register_validate_command(CLI::App& app, ExitCode& code) {
       Result<models::Scenario> s = models::load_scenario(path);
       if (!s.ok()) {
         fail_input(code, s.status());
+        continue;
+      }
+      // What run builds before it simulates (no SimGrid): what it would refuse, validate
+      // refuses with the same line.
+      if (Result<sim::ClusterPlan> plan = sim::build_cluster_plan(*s, s->seed); !plan.ok()) {
+        fail_input(code, plan.status());
         continue;
       }
       const sim::CostEstimate cost = sim::estimate_cost(*s);

@@ -136,6 +136,9 @@ struct WriteRequest {
   // moved on to another interval, unanswered (Ceph drops ops from before a PG's
   // same_interval_since; the client resends to the group's OSDs now).
   uint64_t interval = 0;
+  // A recovery push (peering.h): written whatever the interval (it restores a member's copy
+  // for the PG's peering, not a client's op planned against one interval).
+  bool recovery_push = false;
   // The version the write gives the object (> 0 where objects are versioned: a client that
   // carries data numbers its writes of an object increasingly; 0: unversioned). Stored with
   // the object's bytes, atomically (object_backend.h); peering compares versions to find
@@ -181,7 +184,10 @@ struct ObjectListing {
 // placement), answered with a ScanReply.
 struct ScanRequest {
   uint64_t request_id = 0;
+  // The PG whose objects to list; every object the OSD holds with all_pgs (a peering of many
+  // PGs scans each member once), or from an OSD that places no objects.
   uint32_t pg = 0;
+  bool all_pgs = false;
   std::string reply_to;
 };
 

@@ -1426,8 +1426,10 @@ std::vector<WorkloadSpec> parse_workloads(const Obj& root, const ClusterSpec& cl
 }
 
 // simulation.carry_data: true needs what can carry data (docs/scenario-format.md): a rados
-// design, one training_read or checkpoint workload, no failures.
-void refuse_carry_data(const Obj& sim, const Scenario& s) {
+// design, one training_read or checkpoint workload; with failures, recovery moves objects by
+// peering, so the keys that act on sized chunk streams only (in-flight chunks, the op queue,
+// its start batch) and data stored beyond what the run holds (stored_tib) are refused.
+void refuse_carry_data(const Obj& root, const Obj& sim, const Scenario& s) {
   if (s.simulation.carry_data != true) return;
   if (s.storage.design != StorageDesign::kRados) {
     sim.fail("carry_data",
@@ -1447,11 +1449,34 @@ void refuse_carry_data(const Obj& sim, const Scenario& s) {
                  "] (data is carried for one training_read or one checkpoint workload alone), "
                  "found true");
   }
-  if (has_failures(s)) {
-    sim.fail("carry_data",
-             "expected false or no carry_data with failures[] (recovery in the simulation moves "
-             "sizes, not an OSD's objects: failures and carried data do not run together), "
-             "found true");
+  const json* storage = root.find("storage");
+  if (!has_failures(s) || !storage || !storage->is_object() || !storage->contains("rados") ||
+      !(*storage)["rados"].is_object()) {
+    return;
+  }
+  const json& rados = (*storage)["rados"];
+  const std::string path = join(root.path_of("storage"), "rados");
+  const std::string why =
+      " with simulation.carry_data true (carried recovery moves a PG's objects by peering, ";
+  if (rados.contains("stored_tib")) {
+    root.ctx().fail(join(path, "stored_tib"),
+                    "expected no stored_tib" + why +
+                        "and only the objects the run wrote exist to be moved), found " +
+                        rados["stored_tib"].dump());
+  }
+  if (!rados.contains("recovery") || !rados["recovery"].is_object()) return;
+  const json& recovery = rados["recovery"];
+  for (const char* key :
+       {"recovery_max_active", "recovery_max_single_start", "op_queue", "mclock_profile",
+        "mclock_allocations", "op_shards", "op_threads_per_shard", "mclock_max_capacity_iops",
+        "mclock_max_sequential_bandwidth_mib_per_s"}) {
+    if (!recovery.contains(key)) continue;
+    if (std::string_view(key) == "op_queue" && recovery[key] == "none") continue;
+    root.ctx().fail(join(join(path, "recovery"), key),
+                    std::string("expected no ") + key + why +
+                        "not sized chunks through the OSD op queue: this key acts on those "
+                        "only), found " +
+                        recovery[key].dump());
   }
 }
 
@@ -1867,7 +1892,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
                                    "stop_at_steady_state", "max_simulated_s",
                                    "steady_state_tolerance", "carry_data"});
     s.simulation = parse_simulation(sim);
-    refuse_carry_data(sim, s);
+    refuse_carry_data(root, sim, s);
     // A slice's reads from hard disks keep their RPC size (a disk positions once per request,
     // so coarser requests would change its answer: sim/runner.cc), which leaves the transfer
     // unit of a pfs or nfs design only checkpoints to act on.

@@ -240,6 +240,18 @@ void scrub(Env& env, HostId host, placement::Placement& placement, const Erasure
   counts.scrub = *r;
 }
 
+Status empty_store(SimEnv& env, store::DiskStore& store) {
+  const bool untimed = env.devices_untimed();
+  env.set_devices_untimed(true);
+  Status result;
+  for (const std::string& name : store.list()) {
+    if (result = store.remove(name); !result.ok()) break;
+  }
+  if (result.ok()) result = store.flush();
+  env.set_devices_untimed(untimed);
+  return result;
+}
+
 nlohmann::json carry_data_json(const CarryCounts& c) {
   nlohmann::json j = {{"objects_written", c.objects_written},
                       {"copies_written", c.copies_written},

@@ -98,6 +98,10 @@ void scrub(Env& env, HostId host, placement::Placement& placement, const Erasure
            CarriedData& carried);
 
 // The report's `carry_data` section of a run that carried data.
+// A drive replaced by a new one (drive_replace): every object removed from its store, at no
+// simulated cost.
+Status empty_store(SimEnv& env, store::DiskStore& store);
+
 nlohmann::json carry_data_json(const CarryCounts& counts);
 
 }  // namespace granary::sim

@@ -838,8 +838,10 @@ Status plan_carry_data(ClusterPlan& p) {
     c.reason = "automatic: only a training_read or a checkpoint workload alone carries data";
     return Status();
   }
-  if (models::has_failures(in)) {
-    c.reason = "automatic: runs with failures keep sizes only (recovery moves sizes)";
+  if (c.automatic && models::has_failures(in)) {
+    // (Carried recovery moves objects by peering, not sized chunks through the op queues and
+    // the chunk throttles: it is asked for, not chosen.)
+    c.reason = "automatic: runs with failures keep sizes only unless carry_data is true";
     return Status();
   }
   const services::DatasetSpec& ds = p.dataset;

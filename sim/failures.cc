@@ -99,6 +99,7 @@ void FailureDriver::start_on_task() {
   rm.sizes = options_.sizes;
   rm.pg_contents = options_.pg_contents;
   rm.copy_pg = options_.copy_pg;
+  rm.carried = options_.carried;
   rm.on_idle = [this] { on_idle(); };
   auto manager =
       recovery::RecoveryManager::create(env_, options_.monitor_host, initial_, pool_id_, rm);
@@ -323,6 +324,7 @@ void FailureDriver::timeline() {
       env_.sleep_s(options_.sample_interval_s);  // let the manager take the last change
       if (!manager_->busy()) {
         capture_final();
+        settled_ = true;
         return;
       }
     }

@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,9 @@ struct FailureDriverOptions {
   // The PGs' sizes recovery moves are then `sizes` (the pool's other data) plus what was written.
   std::function<cluster::PgSizes(int32_t osd)> pg_contents;
   std::function<void(uint32_t pg, int32_t from, int32_t to)> copy_pg;
+  // A run that carries data (sim/carry_data.h): recovery moves the OSDs' objects with their
+  // bytes by peering (RecoveryManagerOptions::carried); copy_pg is not called.
+  std::optional<recovery::RecoveryManagerOptions::Carried> carried;
   // link_*: the fabric links the events name; the simulator sets each such event's target to
   // its link's index here (-1: a link no simulated traffic crosses, which changes nothing).
   struct Link {
@@ -99,6 +103,9 @@ class FailureDriver {
   void start();
   // The report's "recovery" section (docs/report-format.md), after the run.
   nlohmann::json report() const;
+  // Every event has happened and the cluster has settled (the timeline's end: report()'s
+  // figures are final).
+  bool settled() const { return settled_; }
   // When the first failure happened (-1: none yet).
   double first_failure_s() const { return first_failure_s_; }
   // When full redundancy came back after the last change (-1: not yet).
@@ -169,6 +176,7 @@ class FailureDriver {
   std::vector<EventRecord> records_;
   std::vector<cluster::MapChange> history_;  // the monitor's, copied when the timeline ends
   double first_failure_s_ = -1;
+  bool settled_ = false;
   double clean_at_s_ = -1;
   // The manager's counters and data when the timeline ended (its lock works only on a task).
   // Copies the monitor's history and the manager's state for report() (on a task).

@@ -292,17 +292,52 @@ nlohmann::json rank_latency_json(const LatencyRecorder& l, const char* unit) {
                         {"max", round_to(l.max() * 1e3, 6)}};
 }
 
+// The client-visible bytes of each object a carried run's drive holds (its DiskStore's onodes).
+std::map<std::string, uint64_t> carried_objects(const World& world, size_t d) {
+  std::map<std::string, uint64_t> out;
+  store::DiskStore& store = *world.carried->stores()[d];
+  for (const std::string& name : store.list()) {
+    if (Result<ObjectInfo> o = services::StoreBackend::stat_of(store, name); o.ok()) {
+      out[name] = o->client_bytes();
+    }
+  }
+  return out;
+}
+
 // Every object a checkpoint wrote, against its PG's devices at the end: a complete copy
-// (chunk) on each, or it is short of copies (recovery unfinished, or data lost).
+// (chunk) on each, or it is short of copies (recovery unfinished, or data lost). The drives'
+// written-object stores, or with carried data their DiskStores.
 void written_objects_json(const Scenario& s, const World& world, double full_factor,
                           nlohmann::json& rec) {
-  std::map<std::string, uint64_t> objects;  // name -> logical bytes
-  for (const auto& store : world.written) {
-    store->for_each_written([&](std::string_view name, const services::StoredObject& o) {
-      uint64_t& b = objects[std::string(name)];
-      b = std::max(b, o.client_bytes());
-    });
+  std::map<std::string, uint64_t> objects;               // name -> logical bytes
+  std::vector<std::map<std::string, uint64_t>> carried;  // [drive]: name -> logical bytes
+  auto note = [&objects](std::string_view name, uint64_t bytes) {
+    uint64_t& b = objects[std::string(name)];
+    b = std::max(b, bytes);
+  };
+  if (world.carried) {
+    for (size_t d = 0; d < world.carried->stores().size(); ++d) {
+      carried.push_back(carried_objects(world, d));
+      for (const auto& [name, bytes] : carried.back()) note(name, bytes);
+    }
+  } else {
+    for (const auto& store : world.written) {
+      store->for_each_written([&](std::string_view name, const services::StoredObject& o) {
+        note(name, o.client_bytes());
+      });
+    }
   }
+  // Whether drive `d` holds `bytes` of object `name`.
+  auto holds = [&](int32_t d, const std::string& name, uint64_t bytes) {
+    if (d < 0 || d == placement::kNoDevice) return false;
+    if (world.carried) {
+      if (static_cast<size_t>(d) >= carried.size()) return false;
+      auto o = carried[static_cast<size_t>(d)].find(name);
+      return o != carried[static_cast<size_t>(d)].end() && o->second >= bytes;
+    }
+    auto o = world.written[d]->find(name);
+    return o.ok() && o->client_bytes() >= bytes;
+  };
   const int copies = s.storage.rados.ec_k > 0 ? s.storage.rados.ec_k + s.storage.rados.ec_m
                                               : s.storage.rados.replicas;
   uint64_t short_of_copies = 0;
@@ -311,11 +346,7 @@ void written_objects_json(const Scenario& s, const World& world, double full_fac
     cluster::MapPlacement& p = *world.host_maps.begin()->second.placement;
     p.devices_of(p.group_of(name), devices);
     int complete = 0;
-    for (int32_t d : devices) {
-      if (d < 0 || d == placement::kNoDevice) continue;
-      auto o = world.written[d]->find(name);
-      complete += o.ok() && o->client_bytes() >= bytes;
-    }
+    for (int32_t d : devices) complete += holds(d, name, bytes);
     short_of_copies += complete < copies;
   }
   rec["written_objects"] = static_cast<uint64_t>(std::llround(objects.size() * full_factor));
@@ -405,7 +436,7 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
       {"interval_s", m.interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
   if (world.failures) {
     nlohmann::json rec =
-        recovery_report(full, world, m.client_stats, m.writes_discarded, full_factor, written);
+        recovery_report(plan.run, world, m.client_stats, m.writes_discarded, full_factor, written);
     written_objects_json(s, world, full_factor, rec);
     report["recovery"] = rec;
   }

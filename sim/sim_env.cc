@@ -201,7 +201,16 @@ class SimEnv::SimSemaphore final : public Semaphore {
       env_.exit_if_cancelled();
     }
   }
-  void release() override { sem_->release(); }
+  // A task killed (Actor::kill_all, a run stopped at its time limit) while it releases gets
+  // SimGrid's ForcefulKillException from the release; released from a lock guard's destructor,
+  // which may not throw, that would end the process. The task still dies: SimGrid throws again
+  // at its next blocking call (the kill_all of the run's end kills every task anyway).
+  void release() override {
+    try {
+      sem_->release();
+    } catch (const simgrid::ForcefulKillException&) {
+    }
+  }
 
  private:
   SimEnv& env_;

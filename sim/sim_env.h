@@ -80,6 +80,7 @@ class SimEnv final : public Env {
   // world builder lays data out on the devices before the clock starts. Off while the
   // simulation runs.
   void set_devices_untimed(bool on) { untimed_ = on; }
+  bool devices_untimed() const { return untimed_; }
   // Tests: flips the bits of `mask` in byte `offset` of device `id`'s kept bytes, as a silent
   // media error would (no time, no drive access). Needs keep_device_bytes().
   void corrupt_device_byte(DeviceId id, uint64_t offset, uint8_t mask = 0xff);

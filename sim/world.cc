@@ -247,6 +247,38 @@ void track_written_pgs(uint32_t pg_num, World& world, FailureDriverOptions& fo) 
   };
 }
 
+// A run that carries data: recovery peers the OSDs, which push the objects with their bytes; the
+// planner's sizes and the staleness of a copy that comes back count the objects in the drives'
+// stores (their onodes: names, client-visible sizes); a replaced drive is an empty store.
+void carry_through_recovery(const ClusterPlan& plan, SimEnv& env, World& world,
+                            FailureDriverOptions& fo) {
+  const placement::Placement* placement = world.placement_on(world.host_maps.begin()->first);
+  fo.carried = recovery::RecoveryManagerOptions::Carried{
+      .ec = plan.storage.ec,
+      .pg_of = [placement](const std::string& name) { return placement->group_of(name); }};
+  auto* stores = &world.carried->stores();
+  fo.copy_pg = nullptr;
+  if (plan.checkpoint) {
+    fo.pg_contents = [placement, stores, pg_num = plan.storage.pool.pg_num](int32_t osd) {
+      cluster::PgSizes c;
+      c.objects.assign(pg_num, 0);
+      c.bytes.assign(pg_num, 0);
+      store::DiskStore& store = *(*stores)[static_cast<size_t>(osd)];
+      for (const std::string& name : store.list()) {
+        Result<ObjectInfo> info = services::StoreBackend::stat_of(store, name);
+        if (!info.ok()) continue;
+        const uint32_t pg = placement->group_of(name);
+        ++c.objects[pg];
+        c.bytes[pg] += info->client_bytes();
+      }
+      return c;
+    };
+  }
+  fo.replace_drive = [&env, stores](int32_t osd) {
+    (void)empty_store(env, *(*stores)[static_cast<size_t>(osd)]);
+  };
+}
+
 // The failure driver of a rados run with failures, started.
 Status start_failures(const ClusterPlan& plan, SimEnv& env, const Platform& platform,
                       World& world) {
@@ -307,6 +339,7 @@ Status start_failures(const ClusterPlan& plan, SimEnv& env, const Platform& plat
     plat->reverse[i]->set_bandwidth(base[i].second * fraction);
   };
   if (plan.checkpoint) track_written_pgs(plan.storage.pool.pg_num, world, fo);
+  if (world.carried) carry_through_recovery(plan, env, world, fo);
   auto driver = FailureDriver::create(env, *world.osd_map, 1, std::move(osds), std::move(fo));
   if (!driver.ok()) return driver.status();
   world.failures = std::move(*driver);
@@ -412,6 +445,13 @@ services::StorageBackend backend_of_client(const services::StorageBackend& backe
     nf->local_head = c;
   }
   return b;
+}
+
+void scrub_carried(SimEnv& env, World& world, HostId host) {
+  if (!world.carried) return;
+  while (world.failures && !world.failures->settled()) env.sleep_s(0.5);
+  const auto& rados = std::get<services::RadosBackend>(world.backend);
+  scrub(env, host, *rados.placement, rados.ec, *world.carried);
 }
 
 }  // namespace granary::sim

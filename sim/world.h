@@ -102,6 +102,11 @@ struct World {
 // loaded or does not fit the cluster, a pool, layout or dataset the engine refuses.
 Status build_world(const ClusterPlan& plan, SimEnv& env, const Platform& platform, World& world);
 
+// A run that carries data, once its workload has ended: waits (on the calling task) until the
+// failures, if any, have settled — recovery done — then deep-scrubs every PG from `host`
+// (carry_data.h scrub).
+void scrub_carried(SimEnv& env, World& world, HostId host);
+
 // The backend client node `c` reads through: design local's clients each read their own drives.
 services::StorageBackend backend_of_client(const services::StorageBackend& backend,
                                            const models::Scenario& s, int c);

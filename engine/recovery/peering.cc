@@ -46,6 +46,7 @@ class Peer {
       if (!rs.ok()) return rs.status();
       codec_ = std::make_unique<redundancy::ReedSolomon>(std::move(*rs));
     }
+    many_pgs_ = pgs.size() > 1;
     for (const PgMembers& pg : pgs) {
       if (Status s = peer_pg(pg); !s.ok()) return s;
       ++report_.pgs;
@@ -74,14 +75,21 @@ class Peer {
     }
   }
 
-  Result<std::vector<ObjectListing>> scan(const std::string& osd) {
+  // The objects `osd` holds of PG `pg` (the caller filters them with pg_of: an OSD that
+  // places no objects lists all it holds). Peering many PGs, each member lists everything it
+  // holds once (all_pgs), instead of once per PG.
+  Result<std::vector<ObjectListing>> scan(const std::string& osd, uint32_t pg) {
     auto it = scans_.find(osd);
     if (it != scans_.end()) return it->second;
-    Result<Message> m = call(osd, ScanRequest{});
+    ScanRequest q;
+    q.pg = pg;
+    q.all_pgs = many_pgs_;
+    Result<Message> m = call(osd, std::move(q));
     if (!m.ok()) return m.status();
-    const auto& r = std::get<ScanReply>(m->body);
+    auto& r = std::get<ScanReply>(m->body);
     if (!r.ok) return Status::io_error(r.error);
-    return scans_[osd] = r.objects;
+    if (!many_pgs_) return std::move(r.objects);
+    return scans_[osd] = std::move(r.objects);
   }
 
   // Reads `length` bytes at `offset` of `osd`'s copy (or, with ec, its shard) of `object`.
@@ -110,6 +118,7 @@ class Peer {
     w.length = bytes.size();
     w.version = version;
     w.logical_end_bytes = logical;
+    w.recovery_push = true;
     if (shard) w.ec = options_.ec;
     Result<Message> m = call(osd, std::move(w), Payload::of(bytes));
     if (!m.ok()) return m.status();
@@ -141,7 +150,7 @@ class Peer {
     std::map<std::string, std::vector<Copy>> objects;
     for (size_t i = 0; i < pg.osds.size(); ++i) {
       if (pg.osds[i].empty()) continue;
-      Result<std::vector<ObjectListing>> listed = scan(pg.osds[i]);
+      Result<std::vector<ObjectListing>> listed = scan(pg.osds[i], pg.pg);
       if (!listed.ok()) return listed.status();
       for (const ObjectListing& o : *listed) {
         if (options_.pg_of && options_.pg_of(o.name) != pg.pg) continue;
@@ -357,9 +366,10 @@ class Peer {
   const PeeringOptions& options_;
   Endpoint& reply_;
   uint64_t next_id_ = 0;
-  std::map<std::string, std::vector<ObjectListing>> scans_;
   std::unique_ptr<redundancy::ReedSolomon> codec_;
   PeeringReport report_;
+  bool many_pgs_ = false;  // more than one PG: each member scanned once (all_pgs)
+  std::map<std::string, std::vector<ObjectListing>> scans_;  // many_pgs_: by member
 };
 
 }  // namespace

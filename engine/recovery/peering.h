@@ -70,8 +70,9 @@ struct PeeringReport {
   std::vector<std::string> unrecoverable;  // objects left as they are (see above)
 };
 
-// Peers `pgs` (their members scanned once each) and recovers what they need. An error when a
-// member does not answer or a read, push or remove fails; the report counts what was done.
+// Peers `pgs` (each member scanned once: for its PG, or for all it holds when many PGs are peered)
+// and recovers what they need. An error when a member does not answer or a read, push or remove
+// fails; the report counts what was done.
 Result<PeeringReport> peer(Env& env, HostId host, const std::vector<PgMembers>& pgs,
                            const PeeringOptions& options);
 

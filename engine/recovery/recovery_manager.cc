@@ -7,7 +7,9 @@
 #include <variant>
 
 #include "engine/cluster/acting.h"
+#include "engine/recovery/peering.h"
 #include "engine/recovery/planner.h"
+#include "engine/services/file_mapping.h"
 
 namespace granary::recovery {
 
@@ -48,7 +50,8 @@ void RecoveryManager::start() {
   ro.on_op_done = [this](const RecoveryOp& op, size_t, double) {
     // The target holds the copy now: the written objects go with it, and the PG's clients
     // move to its up set if that was the last member missing (pg_temp cleared: a new interval).
-    if (options_.copy_pg && !op.sources.empty()) options_.copy_pg(op.pg, op.sources[0], op.target);
+    if (options_.copy_pg && !options_.carried && !op.sources.empty())
+      options_.copy_pg(op.pg, op.sources[0], op.target);
     std::vector<PgTempEntry> entries;
     {
       std::lock_guard<services::EnvMutex> lock(mu_);
@@ -57,6 +60,9 @@ void RecoveryManager::start() {
     }
     send_pg_temp(std::move(entries));
   };
+  if (options_.carried) {
+    ro.move_objects = [this](const RecoveryOp& op, HostId host) { return move_objects(op, host); };
+  }
   recovery_ = std::make_unique<RecoveryService>(env_, ro);
   wake_ = env_.make_semaphore(0);
   maps_->subscribe([this](const cluster::OsdMap& m) { on_map(m); });
@@ -212,6 +218,51 @@ void RecoveryManager::plan_and_run() {
     if (!replan_) break;
   }
   if (options_.on_idle) options_.on_idle();
+}
+
+Result<CarriedMove> RecoveryManager::move_objects(const RecoveryOp& op, HostId host) {
+  PgMembers members{op.pg, {}};
+  PeeringOptions po;
+  po.ec = options_.carried->ec;
+  po.timeout_s = options_.carried->timeout_s;
+  po.pg_of = options_.carried->pg_of;
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    po.reply_endpoint = options_.endpoint_name + ".peer." + std::to_string(++peerings_);
+    auto readable = [this](int32_t o) {
+      return o >= 0 && static_cast<size_t>(o) < intact_.size() && intact_[o] && map_.is_up(o);
+    };
+    if (redundancy_.erasure) {
+      // Positions matter: every readable holder at its shard, the target at the op's.
+      const std::vector<int32_t>& h = data_.holders[op.pg];
+      members.osds.assign(static_cast<size_t>(po.ec.k + po.ec.m), "");
+      for (size_t i = 0; i < h.size() && i < members.osds.size(); ++i) {
+        if (readable(h[i])) members.osds[i] = services::osd_endpoint_name(h[i]);
+      }
+      if (op.shard < 0 || static_cast<size_t>(op.shard) >= members.osds.size()) {
+        return Status::invalid_argument("recovery of PG " + std::to_string(op.pg) +
+                                        ": an erasure op without a shard position");
+      }
+      members.osds[static_cast<size_t>(op.shard)] = services::osd_endpoint_name(op.target);
+    } else {
+      for (int32_t s : op.sources) {
+        if (readable(s)) members.osds.push_back(services::osd_endpoint_name(s));
+      }
+      members.osds.push_back(services::osd_endpoint_name(op.target));
+    }
+  }
+  Result<PeeringReport> r = peer(env_, host, {members}, po);
+  if (!r.ok()) return r.status();
+  if (!r->unrecoverable.empty()) {
+    return Status::corruption("recovery of PG " + std::to_string(op.pg) + ": " +
+                              std::to_string(r->unrecoverable.size()) +
+                              " object(s) cannot be rebuilt, the first " + r->unrecoverable[0]);
+  }
+  CarriedMove m;
+  m.objects_pushed = r->pushes;
+  m.bytes_written = r->bytes_pushed;
+  m.bytes_read = r->bytes_pushed * static_cast<uint64_t>(po.ec.k > 0 ? po.ec.k : 1);
+  return m;
 }
 
 void RecoveryManager::lose_data(int32_t osd) {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,18 @@ struct RecoveryManagerOptions {
   //  - copy_pg(pg, from, to): recovery gave `to` the copy (chunk) of PG `pg` that `from` holds.
   std::function<cluster::PgSizes(int32_t osd)> pg_contents;
   std::function<void(uint32_t pg, int32_t from, int32_t to)> copy_pg;
+  // Carried data (the OSDs keep real bytes, services::StoreBackend): set, each recovery op
+  // moves its PG's objects by peering (peering.h) the op's members — replicated: its source and
+  // its target; erasure-coded: every readable holder at its shard position and the target at
+  // the op's — on the op's task, which pushes exactly the objects or shards the target lacks
+  // (and any a stale member lacks) with their bytes; copy_pg is then not called.
+  struct Carried {
+    ErasureCoding ec;  // the pool's code (k = 0: replicated)
+    // Which PG an object belongs to (the pool's placement).
+    std::function<uint32_t(const std::string& object)> pg_of;
+    double timeout_s = 30;  // a member's reply to the peering (> 0)
+  };
+  std::optional<Carried> carried;
   // Called on the planner's task each time recovery has nothing left to do for the map it
   // holds (after a plan, or when an epoch needed none): for the measurements of a report.
   std::function<void()> on_idle;
@@ -109,6 +122,8 @@ class RecoveryManager {
   void refresh_all();                                        // requires mu_
   void refresh(uint32_t pg, std::vector<PgTempEntry>& out);  // requires mu_
   void send_pg_temp(std::vector<PgTempEntry> entries);
+  // options_.carried: op's objects moved by peering its members (see Options).
+  Result<CarriedMove> move_objects(const RecoveryOp& op, HostId host);
 
   Env& env_;
   HostId host_;
@@ -128,6 +143,7 @@ class RecoveryManager {
   bool replan_ = false;            // guarded by mu_
   RecoveryManagerStats stats_;     // guarded by mu_ (bytes_recovered: see stats())
   uint64_t recovered_before_ = 0;  // guarded by mu_: bytes of the plans finished
+  uint64_t peerings_ = 0;          // guarded by mu_: carried moves started (reply endpoints)
 };
 
 }  // namespace granary::recovery

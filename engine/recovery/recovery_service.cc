@@ -449,23 +449,27 @@ void RecoveryService::run_op(size_t index) {
     std::lock_guard<services::EnvMutex> lock(mu_);
     records_[index].started_at_s = env_.now_s();
   }
-  auto lanes = std::make_shared<Lanes>();
-  lanes->chunks = (op.bytes_to_write + options_.chunk_bytes - 1) / options_.chunk_bytes;
-  lanes->finished = env_.make_semaphore(0);
-  lanes->turn = env_.make_semaphore(1);
-  const int count = static_cast<int>(
-      std::min<uint64_t>(static_cast<uint64_t>(options_.recovery_max_active), lanes->chunks));
-  for (int lane = 1; lane < count; ++lane) {
-    env_.spawn(
-        host_of(driver), "recovery.op" + std::to_string(index) + ".lane" + std::to_string(lane),
-        [this, index, lanes, lane] {
-          run_lane(index, *lanes, lane);
-          lanes->finished->release();
-        },
-        op_task_options_);
+  if (options_.move_objects) {
+    move_carried(index, host);
+  } else {
+    auto lanes = std::make_shared<Lanes>();
+    lanes->chunks = (op.bytes_to_write + options_.chunk_bytes - 1) / options_.chunk_bytes;
+    lanes->finished = env_.make_semaphore(0);
+    lanes->turn = env_.make_semaphore(1);
+    const int count = static_cast<int>(
+        std::min<uint64_t>(static_cast<uint64_t>(options_.recovery_max_active), lanes->chunks));
+    for (int lane = 1; lane < count; ++lane) {
+      env_.spawn(
+          host_of(driver), "recovery.op" + std::to_string(index) + ".lane" + std::to_string(lane),
+          [this, index, lanes, lane] {
+            run_lane(index, *lanes, lane);
+            lanes->finished->release();
+          },
+          op_task_options_);
+    }
+    if (count > 0) run_lane(index, *lanes, 0);
+    for (int lane = 1; lane < count; ++lane) lanes->finished->acquire();
   }
-  if (count > 0) run_lane(index, *lanes, 0);
-  for (int lane = 1; lane < count; ++lane) lanes->finished->acquire();
   release(env_, host, remote_reserver_name(op.target), holder);
   release(env_, host, local_reserver_name(driver), holder);
 
@@ -488,6 +492,32 @@ void RecoveryService::run_op(size_t index) {
   }
   if (options_.on_op_done) options_.on_op_done(op, index, now);
   if (all_done) all_done->release();
+}
+
+void RecoveryService::move_carried(size_t index, HostId host) {
+  const RecoveryOp& op = plan_.ops[index];
+  pace(op, op.bytes_to_write);
+  Result<CarriedMove> moved = options_.move_objects(op, host);
+  {
+    std::lock_guard<services::EnvMutex> lock(mu_);
+    if (!moved.ok()) {
+      ++stats_.chunk_errors;
+      if (stats_.first_error.empty()) stats_.first_error = moved.status().to_string();
+      return;
+    }
+    stats_.bytes_written += moved->bytes_written;
+    stats_.bytes_written_per_osd[static_cast<size_t>(op.target)] += moved->bytes_written;
+    stats_.bytes_read += moved->bytes_read;
+    // (Each source gives its share; an erasure rebuild reads k shards, a copy one.)
+    const uint64_t sources = op.sources.size();
+    for (size_t i = 0; i < op.sources.size(); ++i) {
+      stats_.bytes_read_per_osd[static_cast<size_t>(op.sources[i])] +=
+          moved->bytes_read / sources + (i < moved->bytes_read % sources ? 1 : 0);
+    }
+  }
+  if (options_.recovery_sleep_s > 0 && moved->objects_pushed > 0) {
+    env_.sleep_s(options_.recovery_sleep_s * static_cast<double>(moved->objects_pushed));
+  }
 }
 
 RecoveryStats RecoveryService::stats() const {

@@ -30,6 +30,16 @@
 //    write, a token bucket of one chunk (the recovery share mClock gives an OSD): a chunk starts
 //    once every OSD it touches has budget for it, so N bytes through one OSD take N / B.
 //
+// Carried data (move_objects set: the OSDs keep real bytes, services::StoreBackend): an op,
+// once its two reservations are held, moves its PG's objects with their bytes by move_objects
+// (the recovery manager peers the PG's members, recovery/peering.h: exactly the objects or
+// shards the target lacks are pushed as messages, rebuilt from k shards for an erasure-coded
+// pool) instead of streaming sized chunks between the drives. Of the chunk throttles,
+// osd_recovery_bytes_per_s charges the op's planned bytes before it moves them and
+// recovery_sleep_s pauses the op after each object pushed; recovery_max_active, the op queues
+// and recovery_max_single_start act on chunk streams only, and must be left at their defaults
+// (execute() refuses nothing: the scenario parser refuses those keys with carried data).
+//
 // Progress: stats() (bytes so far, PGs still to move or still degraded, the time full
 // redundancy came back and the time the plan finished), op_records(), and the on_op_done
 // callback (called on the op's task).
@@ -54,6 +64,13 @@ namespace granary::recovery {
 
 // "recovery.<osd>".
 std::string recovery_endpoint_name(int32_t osd);
+
+// What a carried op moved (move_objects).
+struct CarriedMove {
+  uint64_t objects_pushed = 0;  // objects (replicated) or shards (erasure) written
+  uint64_t bytes_written = 0;   // their bytes, as stored (a shard's, for an erasure pool)
+  uint64_t bytes_read = 0;      // read from the sources to make them (k shards per rebuilt one)
+};
 
 struct RecoveryOptions {
   int max_backfills = 1;                     // >= 1
@@ -87,6 +104,8 @@ struct RecoveryOptions {
   bool misplaced_is_best_effort = false;
   // Called when an op finishes: (op, its index in the plan, time).
   std::function<void(const RecoveryOp&, size_t, double)> on_op_done{};
+  // Carried data (see above): moves op's objects, on the op's task on `host` (sources[0]'s).
+  std::function<Result<CarriedMove>(const RecoveryOp& op, HostId host)> move_objects{};
 };
 
 struct RecoveryStats {
@@ -139,6 +158,8 @@ class RecoveryService {
   void serve_daemon(int32_t osd);
   void run_op(size_t index);
   void run_lane(size_t index, Lanes& lanes, int lane);
+  // A carried op's move (options_.move_objects), its throttles and counts.
+  void move_carried(size_t index, HostId host);
   Status copy_chunk(size_t index, uint64_t offset, uint64_t length, Endpoint& reply);
   // The chunks [first, first + count) of op `index` through the OSDs' op queues.
   Status queued_chunks(size_t index, Lanes& lanes, uint64_t first, uint64_t count, Endpoint& reply);

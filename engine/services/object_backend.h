@@ -124,13 +124,15 @@ class StoreBackend final : public ObjectBackend {
                          const Payload& data, uint64_t logical_end, uint64_t version,
                          bool sync = true);
 
+  // The object's size, version and client-visible size as `store` holds them (no lock: the
+  // caller has the store to itself, or only reads its index between two of its operations).
+  static Result<ObjectInfo> stat_of(store::DiskStore& store, std::string_view object);
+
   // Attribute keys.
   static constexpr const char* kVersionAttr = "v";
   static constexpr const char* kLogicalSizeAttr = "ls";
 
  private:
-  static Result<ObjectInfo> stat_of(store::DiskStore& store, std::string_view object);
-
   store::DiskStore& store_;
   EnvMutex mu_;
 };

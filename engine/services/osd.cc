@@ -499,8 +499,8 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
   // A write planned in a past interval of its group, or one this OSD can no longer answer
   // (it crashed meanwhile), ends unanswered: the client resends to the group's OSDs now.
   auto stale = [&] {
-    return !available() ||
-           (options_.placement != nullptr && interval_of(request.object) != request.interval);
+    return !available() || (options_.placement != nullptr && !request.recovery_push &&
+                            interval_of(request.object) != request.interval);
   };
   auto discard = [&] { count(&OsdStats::writes_discarded, 1); };
   if (stale()) return discard();
@@ -760,7 +760,8 @@ void OsdService::handle_scan(const ScanRequest& request) {
     reply.error = options_.endpoint_name + ": " + all.status().message();
   } else {
     for (auto& o : *all) {
-      if (options_.placement == nullptr || options_.placement->group_of(o.name) == request.pg) {
+      if (request.all_pgs || options_.placement == nullptr ||
+          options_.placement->group_of(o.name) == request.pg) {
         reply.objects.push_back(std::move(o));
       }
     }

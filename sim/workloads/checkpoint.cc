@@ -157,11 +157,9 @@ void CheckpointRun::spawn_monitor() {
           sg4::Actor::kill_all();
           return;
         }
-        // Carried data: a deep scrub of every PG once every rank is done.
-        if (World& world = ctx_.world; world.carried) {
-          const auto& rados = std::get<services::RadosBackend>(world.backend);
-          scrub(env, plan_.topology.clients.front(), *rados.placement, rados.ec, *world.carried);
-        }
+        // Carried data: a deep scrub of every PG once every rank is done (and the failures have
+        // settled).
+        scrub_carried(env, ctx_.world, plan_.topology.clients.front());
         return;
       }
     }

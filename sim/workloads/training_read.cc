@@ -348,11 +348,7 @@ void TrainingRun::spawn_monitor() {
       if (tick(ctx_.env.now_s())) break;
     }
     // Carried data: once the epochs have ended (not after a stop), a deep scrub of every PG.
-    World& world = ctx_.world;
-    if (world.carried && m_.stopped_at_s < 0) {
-      const auto& rados = std::get<services::RadosBackend>(world.backend);
-      scrub(ctx_.env, plan_.topology.clients.front(), *rados.placement, rados.ec, *world.carried);
-    }
+    if (m_.stopped_at_s < 0) scrub_carried(ctx_.env, ctx_.world, plan_.topology.clients.front());
   });
 }
 

@@ -288,5 +288,25 @@ TEST(FailureKinds, RandomDriveFailuresFromTheAfrAreDrawnFromTheSeed) {
   EXPECT_EQ(c["recovery"]["objects_lost"].get<int>(), 0);
 }
 
+// A checkpoint's report counts the drives its random failures failed (it counted the entries of
+// the scenario as written, before the draws: 0).
+TEST(FailureKinds, ACheckpointCountsTheDrivesItsRandomFailuresFailed) {
+  nlohmann::json s =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/ci/carry-data-checkpoint-3x.json"));
+  s["failures"] = nlohmann::json::parse(R"([
+      {"kind": "random_drive_failures", "afr": 0.02, "from_s": 0, "to_s": 20,
+       "time_scale": 3e7, "replace_after_s": 5}])");
+  s["storage"]["rados"]["recovery"] = {
+      {"heartbeat_interval_s", 1}, {"heartbeat_grace_s", 4}, {"down_out_interval_s", 5}};
+  s.erase("expect");
+  s["seed"] = 1;
+  const auto r = run_json(s);
+  ASSERT_FALSE(r.is_discarded());
+  int failed = 0;
+  for (const auto& e : r["recovery"]["events"]) failed += e["kind"] == "drive_failure";
+  EXPECT_GT(failed, 0);
+  EXPECT_EQ(r["recovery"]["random_drive_failures"][0]["drives_failed"].get<int>(), failed);
+}
+
 }  // namespace
 }  // namespace granary

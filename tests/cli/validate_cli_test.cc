@@ -143,6 +143,28 @@ TEST(ValidateCli, ValidateAndRunAgreeOnTrainingReadShapes) {
   }
 }
 
+// Issue 11: what run refuses while it builds the cluster plan (here carried data over its
+// 1 GiB limit), validate refuses with the same line.
+TEST(ValidateCli, ValidateRefusesWhatTheClusterPlanRefuses) {
+  const std::string tmp = testing::make_temp_dir();
+  nlohmann::json j =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/ci/carry-data-ec-4-2.json"));
+  j["workloads"][0]["files"] = 1024;  // 1.5 GiB held with the coding shards
+  const std::string path = tmp + "/big.json";
+  std::ofstream(path) << j.dump(2);
+  const std::string line =
+      "granary: " + path +
+      ": simulation.carry_data: expected a run that holds at most 1 GiB of carried data "
+      "(1073741824 bytes: the dataset times the pool's copies, as simulated), found 1610612736 "
+      "bytes; set it to false or leave it out\n";
+  auto v = granary("validate " + path);
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.err, line);
+  auto r = granary("run " + path + " --quiet --out " + tmp + "/r.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, line);
+}
+
 // Issue 9: inputs Granary cannot simulate get one line and status 2 from validate, before
 // anything is built (each from a shipped scenario with one value changed).
 TEST(ValidateCli, GuardsRefuseWhatCannotBeSimulatedInOneLine) {

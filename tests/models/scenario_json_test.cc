@@ -153,7 +153,8 @@ TEST(ScenarioJson, LocalDesignPutsTheDrivesInTheClientNodes) {
 }
 
 // simulation.carry_data: true, false or absent (automatic); true is refused where data cannot be
-// carried (a design other than rados, a workload mix or a block workload, failures).
+// carried (a design other than rados, a workload mix or a block workload; with failures, the
+// keys that act on sized recovery chunks only).
 TEST(ScenarioJson, CarryDataIsABooleanRefusedWhereDataCannotBeCarried) {
   json j = minimal();
   auto absent = parse(j);
@@ -182,10 +183,25 @@ TEST(ScenarioJson, CarryDataIsABooleanRefusedWhereDataCannotBeCarried) {
        "'pfs' (only rados OSDs keep objects in an object store that carries bytes), found true"},
       {[](json& j) {
          j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 0}])");
+         j["storage"]["rados"]["recovery"] = {{"recovery_max_active", 4}};
        },
-       "s.json: simulation.carry_data: expected false or no carry_data with failures[] "
-       "(recovery in the simulation moves sizes, not an OSD's objects: failures and carried "
-       "data do not run together), found true"},
+       "s.json: storage.rados.recovery.recovery_max_active: expected no recovery_max_active "
+       "with simulation.carry_data true (carried recovery moves a PG's objects by peering, not "
+       "sized chunks through the OSD op queue: this key acts on those only), found 4"},
+      {[](json& j) {
+         j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 0}])");
+         j["storage"]["rados"]["recovery"] = {{"op_queue", "wpq"}};
+       },
+       "s.json: storage.rados.recovery.op_queue: expected no op_queue with simulation.carry_data "
+       "true (carried recovery moves a PG's objects by peering, not sized chunks through the OSD "
+       "op queue: this key acts on those only), found \"wpq\""},
+      {[](json& j) {
+         j["failures"] = json::parse(R"([{"at_s": 1, "kind": "osd_crash", "osd": 0}])");
+         j["storage"]["rados"]["stored_tib"] = 2;
+       },
+       "s.json: storage.rados.stored_tib: expected no stored_tib with simulation.carry_data true "
+       "(carried recovery moves a PG's objects by peering, and only the objects the run wrote "
+       "exist to be moved), found 2"},
       {[](json& j) {
          j["workloads"] = json::parse(
              R"([{"type": "block", "name": "b", "volume": {"size_gib": 1}, "queue_depth": 1}])");
@@ -201,6 +217,15 @@ TEST(ScenarioJson, CarryDataIsABooleanRefusedWhereDataCannotBeCarried) {
     ASSERT_FALSE(r.ok()) << c.error;
     EXPECT_EQ(error_of(r).substr(0, c.error.size()), c.error);
   }
+  // Failures with carried data: recovery by peering, whose throttles stay.
+  json f = minimal();
+  f["simulation"] = {{"carry_data", true}};
+  f["failures"] = json::parse(R"([{"at_s": 1, "kind": "drive_failure", "osd": 0}])");
+  f["storage"]["rados"]["recovery"] = {
+      {"max_backfills", 2}, {"recovery_sleep_s", 0.1}, {"op_queue", "none"}};
+  auto failures = parse(f);
+  ASSERT_TRUE(failures.ok()) << error_of(failures);
+  EXPECT_EQ(failures->storage.rados.recovery.max_backfills, 2);
 }
 
 TEST(ScenarioJson, LocalDesignRefusesWhatItCannotUse) {

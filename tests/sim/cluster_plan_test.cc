@@ -151,7 +151,7 @@ TEST(ClusterPlan, RefusesAMixFormatOneCannotRun) {
 }
 
 // simulation.carry_data (CarryDataPlan): automatic mode carries data only for small runs, and
-// keeps every shipped scenario but the two carry-data ones size-only, so their predictions stay.
+// keeps every shipped scenario but the carry-data ones size-only, so their predictions stay.
 TEST(ClusterPlan, CarryDataIsAutomaticOnlyForSmallRunsAndNoShippedScenarioButItsOwn) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(GRANARY_SOURCE_DIR) / "scenarios";

@@ -203,6 +203,47 @@ TEST(RecoveryService, RecoverySleepPausesBetweenChunks) {
   EXPECT_NEAR(slept.finished_at_s - base.finished_at_s, 32 * 0.01, 1e-9);
 }
 
+// Carried data (move_objects): an op moves its objects by the function, once its reservations
+// are held, from its driver's host; the counts are what it says it moved (not the planned
+// 8 MiB per op of a chunk stream), the sleep is per object pushed, and a move that fails is
+// counted as an error.
+TEST(RecoveryService, CarriedOpsMoveByTheirFunctionInsideTheReservations) {
+  Hardware hw;
+  hw.hosts = 4;
+  const RecoveryPlan plan = plan_of({backfill(0, {1}, 0, 8 * kMiB), backfill(1, {2}, 0, 8 * kMiB),
+                                     backfill(2, {3, 2}, 1, 8 * kMiB)});
+  World w(hw);
+  std::vector<std::pair<uint32_t, double>> moved;  // (pg, when)
+  std::vector<HostId> hosts;
+  RecoveryOptions options;
+  options.recovery_sleep_s = 0.01;
+  options.move_objects = [&](const RecoveryOp& op, HostId host) -> Result<CarriedMove> {
+    moved.emplace_back(op.pg, w.env.now_s());
+    hosts.push_back(host);
+    w.env.sleep_s(0.1);  // the peering's messages
+    if (op.pg == 2) return Status::io_error("osd.3 did not answer");
+    return CarriedMove{.objects_pushed = 3, .bytes_written = 3 * kMiB, .bytes_read = 3 * kMiB};
+  };
+  RecoveryService service(w.env, options);
+  service.execute(plan);
+  ASSERT_TRUE(w.env.run().ok());
+  const RecoveryStats st = service.stats();
+  ASSERT_EQ(moved.size(), 3u);
+  // PGs 0 and 1 share their target (max_backfills 1): one after the other, each 0.1 s of move
+  // and 3 x 0.01 s of sleep; PG 2 (another target) alongside.
+  std::sort(moved.begin(), moved.end());
+  EXPECT_GE(std::abs(moved[1].second - moved[0].second), 0.13 - 1e-9);
+  EXPECT_LT(moved[2].second, 0.01);
+  EXPECT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(st.ops_done, 3u);
+  EXPECT_EQ(st.bytes_written, 6 * kMiB);
+  EXPECT_EQ(st.bytes_written_per_osd[0], 6 * kMiB);
+  EXPECT_EQ(st.bytes_read_per_osd[1], 3 * kMiB);
+  EXPECT_EQ(st.bytes_read_per_osd[2], 3 * kMiB);
+  EXPECT_EQ(st.chunk_errors, 1u);
+  EXPECT_EQ(st.first_error, "I/O error: osd.3 did not answer");
+}
+
 // osd_recovery_max_active: chunks in flight per driving OSD. With a 1 ms one-way latency each
 // chunk round trip is latency-bound, so 3 in flight is about 3 times faster than 1.
 TEST(RecoveryService, MaxActiveOverlapsChunks) {
