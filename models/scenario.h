@@ -286,6 +286,8 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string source_path;  // the file it was read from
+  // SHA-256 of the text it was parsed from, 64 lowercase hex digits (report scenario.sha256).
+  std::string source_sha256;
   uint64_t seed = 1;
   ClusterSpec cluster;
   StorageSpec storage;

@@ -3,6 +3,8 @@
 // Internally a problem is thrown as a ScenarioError and turned into a Status at the boundary.
 #include "models/scenario_json.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -1923,6 +1925,19 @@ std::string plural(int64_t n, const char* one, const char* many) {
 
 }  // namespace
 
+std::string sha256_hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  GRANARY_CHECK(EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) == 1);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
+
 Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path) {
   // The path names the scenario in every message and report, and gives its default name: it
   // must be text (the report writer cannot write other bytes).
@@ -1944,6 +1959,7 @@ Result<Scenario> parse_scenario(std::string_view json_text, std::string_view sou
     const json j = parse_json(ctx, source, json_text);
     Scenario s = parse_document(ctx, j, default_name);
     s.source_path = std::string(source_path);
+    s.source_sha256 = sha256_hex(json_text);
     return s;
   } catch (const ScenarioError& e) {
     return Status::invalid_argument(e.message);

@@ -30,6 +30,9 @@ Result<Scenario> load_scenario(const std::string& path);
 // paths (its directory; the current directory when it has none).
 Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path);
 
+// SHA-256 of `text` (OpenSSL's libcrypto), as 64 lowercase hex digits.
+std::string sha256_hex(std::string_view text);
+
 // One line describing a scenario, e.g. "128 clients x 8 a100, 16 storage nodes x 24
 // samsung-pm9a3-7.68tb, rados EC 8+3 over rdma, workloads: unet3d".
 std::string scenario_summary(const Scenario& scenario);

@@ -7,7 +7,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
-  libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev
+  libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the

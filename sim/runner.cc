@@ -2,6 +2,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "granary/version.h"
 #include "sim/cluster_plan.h"
 #include "sim/drive_model.h"
 #include "sim/platform.h"
@@ -77,6 +78,10 @@ Result<nlohmann::json> run_scenario(const models::Scenario& scenario, const RunO
   auto report = simulate(scenario, options, *simgrid_config);
   if (!report.ok()) return report;
   (*report)["run"]["simgrid_config"] = *simgrid_config;
+  // Identity (docs/report-format.md): the scenario's text, and the Granary that ran it. (The
+  // wall time is not in the report, which stays byte-identical for a scenario and a seed.)
+  (*report)["scenario"]["sha256"] = scenario.source_sha256;
+  (*report)["run"]["granary"] = {{"version", GRANARY_VERSION}, {"build", GRANARY_BUILD}};
   return report;
 }
 

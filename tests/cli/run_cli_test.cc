@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -40,6 +41,22 @@ TEST(RunCli, SameSeedGivesAByteIdenticalReport) {
   EXPECT_NE(a.err.find("seed 1"), std::string::npos) << a.err;  // the seed is logged
   EXPECT_NE(c.err.find("seed 2"), std::string::npos) << c.err;
   EXPECT_NE(a.out.find("accelerator util."), std::string::npos);  // the readable summary
+}
+
+// The report says what ran: the scenario file's SHA-256 (checked against coreutils' sha256sum)
+// and the Granary version and git build that ran it.
+TEST(RunCli, TheReportIdentifiesTheScenarioAndTheBuild) {
+  const std::string scenario = kScenarios + "/ci/carry-data-checkpoint-3x.json";
+  const nlohmann::json r = run_report(scenario);
+  ASSERT_FALSE(r.is_discarded());
+  auto sum = testing::run_command("sha256sum " + scenario);
+  ASSERT_EQ(sum.exit_code, 0) << sum.err;
+  EXPECT_EQ(r["scenario"]["sha256"].get<std::string>(), sum.out.substr(0, 64));
+  EXPECT_EQ(r["scenario"]["seed"].get<int>(), 3);
+  const std::string version = r["run"]["granary"]["version"];
+  int major = -1, minor = -1, patch = -1;
+  EXPECT_EQ(std::sscanf(version.c_str(), "%d.%d.%d", &major, &minor, &patch), 3) << version;
+  EXPECT_FALSE(r["run"]["granary"]["build"].get<std::string>().empty());
 }
 
 // GRANARY_SIMGRID_CFG adds SimGrid settings for experiments; the report records them, so two

@@ -103,6 +103,16 @@ TEST(ScenarioJson, MinimalScenarioGetsDefaults) {
   EXPECT_DOUBLE_EQ(s.simulation.steady_state_tolerance, 0.01);
 }
 
+// FIPS 180-2's test vectors, and the parsed scenario carries its text's hash.
+TEST(ScenarioJson, Sha256OfTheTextFollowsFips180) {
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const std::string text = minimal().dump();
+  auto s = parse_scenario(text, "s.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->source_sha256, sha256_hex(text));
+}
+
 TEST(ScenarioJson, DesignDefaults) {
   json j = minimal();
   j["storage"] = {{"design", "pfs"}};
