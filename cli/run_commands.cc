@@ -74,7 +74,6 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-// "mean utilisation:    client nic 47% drive 15% ..." from the report's utilization.
 // summary.read_gibps_epoch with one decimal, or "-" when the epoch did not end.
 std::string epoch_rate(const nlohmann::json& summary) {
   const auto& v = summary.value("read_gibps_epoch", nlohmann::json());
@@ -106,13 +105,28 @@ std::string bound_lines(const nlohmann::json& b) {
   return o.str();
 }
 
+// "mean utilisation: ..." per kind of resource, then the first resources to saturate.
 std::string utilisation_line(const nlohmann::json& r) {
   std::ostringstream o;
+  const auto& u = r["utilization"];
   o << "mean utilisation:   ";
-  for (const auto& [role, u] : r["utilization"].items()) {
-    std::string name = role;
+  for (const auto& [kind, k] : u["kinds"].items()) {
+    std::string name = kind;
     std::replace(name.begin(), name.end(), '_', ' ');
-    o << " " << name << " " << fmt(100.0 * u["mean"].get<double>(), 0) << "%";
+    o << " " << name << " " << fmt(100.0 * k["mean"].get<double>(), 0) << "%";
+  }
+  o << "\n";
+  const auto& sat = u["saturated"];
+  o << "saturated (>= " << fmt(100.0 * sat["threshold"].get<double>(), 0) << "% busy): ";
+  if (sat["count"].get<size_t>() == 0) {
+    o << "none\n";
+    return o.str();
+  }
+  o << sat["count"].get<size_t>() << " resources; first";
+  const auto& first = sat["first"];
+  for (size_t i = 0; i < first.size() && i < 3; ++i) {
+    o << (i ? ", " : " ") << first[i]["name"].get<std::string>() << " at "
+      << fmt(first[i]["at_s"].get<double>(), 2) << " s";
   }
   o << "\n";
   return o.str();
@@ -202,11 +216,11 @@ std::string beside_lines(const nlohmann::json& b) {
     << fmt(b["cluster_write_iops"].get<double>(), 0) << " writes/s) over "
     << fmt(b["measured_seconds"].get<double>(), 2) << " s\n";
   for (const char* op : {"read", "write"}) {
-    if (!b["latency_us"].contains(op)) continue;
-    const auto& l = b["latency_us"][op];
+    if (!b["latency_ms"].contains(op)) continue;
+    const auto& l = b["latency_ms"][op];  // shown in us: block I/Os take microseconds
     o << (std::string(op) == "read" ? "  read latency:      " : "  write latency:     ") << "p50 "
-      << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
-      << " us, p99.9 " << fmt(l["p99_9"].get<double>(), 0) << " us\n";
+      << fmt(l["p50"].get<double>() * 1e3, 0) << " us, p99 " << fmt(l["p99"].get<double>() * 1e3, 0)
+      << " us, p99.9 " << fmt(l["p999"].get<double>() * 1e3, 0) << " us\n";
   }
   if (b.contains("boot_seconds")) {
     o << "  boot time:         max " << fmt(b["boot_seconds"]["max"].get<double>(), 2) << " s ("
@@ -259,12 +273,13 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
       << fmt(b["iops"].get<double>(), 0) << " (" << b["iops_bottleneck"].get<std::string>()
       << ")\n";
     for (const char* op : {"read", "write"}) {
-      if (!r["latency_us"].contains(op)) continue;
-      const auto& l = r["latency_us"][op];
+      if (!r["latency_ms"].contains(op)) continue;
+      const auto& l = r["latency_ms"][op];  // shown in us: block I/Os take microseconds
       o << (std::string(op) == "read" ? "read latency:        " : "write latency:       ") << "p50 "
-        << fmt(l["p50"].get<double>(), 0) << " us, p99 " << fmt(l["p99"].get<double>(), 0)
-        << " us, p99.9 " << fmt(l["p99_9"].get<double>(), 0) << " us, max "
-        << fmt(l["max"].get<double>(), 0) << " us\n";
+        << fmt(l["p50"].get<double>() * 1e3, 0) << " us, p99 "
+        << fmt(l["p99"].get<double>() * 1e3, 0) << " us, p99.9 "
+        << fmt(l["p999"].get<double>() * 1e3, 0) << " us, max "
+        << fmt(l["max"].get<double>() * 1e3, 0) << " us\n";
     }
     if (sum["clone"].get<bool>()) {
       o << "clones:              " << sum["parent_reads"].get<uint64_t>()

@@ -11,8 +11,9 @@ build_pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the
-# bit-identity tests compare against; time(1) for the benchmark's peak-memory figure.
-test_pkgs=(ceph-base time)
+# bit-identity tests compare against; time(1) for the benchmark's peak-memory figure;
+# python3-jsonschema checks every report against docs/report.schema.json.
+test_pkgs=(ceph-base time python3-jsonschema)
 # `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 

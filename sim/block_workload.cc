@@ -131,19 +131,13 @@ void BlockWorkloadDriver::collect(double now_s) {
   }
 }
 
-nlohmann::json BlockWorkloadDriver::latency_us() const {
-  auto lat = [](const LatencyRecorder& l) {
-    return nlohmann::json{{"count", l.count()},
-                          {"mean", round_to(l.mean() * 1e6, 3)},
-                          {"p50", round_to(l.percentile(50) * 1e6, 3)},
-                          {"p90", round_to(l.percentile(90) * 1e6, 3)},
-                          {"p99", round_to(l.percentile(99) * 1e6, 3)},
-                          {"p99_9", round_to(l.percentile(99.9) * 1e6, 3)},
-                          {"max", round_to(l.max() * 1e6, 3)}};
-  };
+nlohmann::json BlockWorkloadDriver::latency_ms() const {
   nlohmann::json j = nlohmann::json::object();
-  if (read_latency_.count() > 0) j["read"] = lat(read_latency_);
-  if (write_latency_.count() > 0) j["write"] = lat(write_latency_);
+  if (read_latency_.count() > 0)
+    j["read"] = read_latency_.json_ms("one read I/O, call to completion");
+  if (write_latency_.count() > 0) {
+    j["write"] = write_latency_.json_ms("one write I/O, call to completion");
+  }
   return j;
 }
 
@@ -193,12 +187,16 @@ nlohmann::json BlockWorkloadDriver::summary() const {
   return s;
 }
 
-std::vector<double> BlockWorkloadDriver::iops_series(double interval_s) const {
-  std::vector<double> bins;
+std::vector<double> BlockWorkloadDriver::iops_series(double interval_s, double end_s) const {
+  const size_t n = end_s > 0 ? static_cast<size_t>(std::ceil(end_s / interval_s)) : 0;
+  std::vector<double> bins(n, 0.0);
   for (double t : completions_s_) {
-    const size_t i = static_cast<size_t>(t / interval_s);
-    if (bins.size() <= i) bins.resize(i + 1, 0);
-    bins[i] += 1 / interval_s;
+    if (t > end_s || n == 0) continue;
+    bins[std::min(n - 1, static_cast<size_t>(t / interval_s))] += 1;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const double width = std::min(interval_s, end_s - static_cast<double>(i) * interval_s);
+    bins[i] = width > 0 ? bins[i] / width : 0.0;
   }
   return bins;
 }

@@ -57,9 +57,11 @@ class BlockWorkloadDriver {
   void collect(double now_s);
   // The workload's figures (docs/report-format.md, "block"): call after collect().
   nlohmann::json summary() const;
-  nlohmann::json latency_us() const;
-  // I/Os completed per interval of `interval_s`, per second.
-  std::vector<double> iops_series(double interval_s) const;
+  // Read and write latencies (docs/report-format.md, "Latencies"), in ms.
+  nlohmann::json latency_ms() const;
+  // I/Os completed per interval of `interval_s` up to `end_s` (the last one partial), per
+  // second.
+  std::vector<double> iops_series(double interval_s, double end_s) const;
 
  private:
   struct Io {

@@ -67,7 +67,7 @@ DriveTiming DriveTiming::sliced(double s) const {
 
 DriveQueue::DriveQueue(DriveTiming timing) : timing_(timing) {
   if (!timing_.hard_disk) {
-    for (int i = 0; i < timing_.units; ++i) free_at_.push(0.0);
+    free_at_.assign(static_cast<size_t>(std::max(0, timing_.units)), 0.0);
   }
 }
 
@@ -76,9 +76,13 @@ double DriveQueue::admit(double now_s, bool write, uint64_t bytes) {
   if (timing_.hard_disk) return admit_head(now_s, write, bytes);
   const double latency = (write ? timing_.write_latency_s : timing_.read_latency_s) * slowdown_;
   if (timing_.units == 0) return now_s + latency;
-  const double start = std::max(now_s, free_at_.top());
-  free_at_.pop();
-  free_at_.push(start + (write ? timing_.write_hold_s : timing_.read_hold_s) * slowdown_);
+  // The unit that frees first (the heap's front), held from when it is free.
+  std::pop_heap(free_at_.begin(), free_at_.end(), std::greater<double>());
+  const double start = std::max(now_s, free_at_.back());
+  const double hold = (write ? timing_.write_hold_s : timing_.read_hold_s) * slowdown_;
+  free_at_.back() = start + hold;
+  std::push_heap(free_at_.begin(), free_at_.end(), std::greater<double>());
+  hold_admitted_s_ += hold;
   queued_s_ += start - now_s;
   return start + latency;
 }
@@ -96,8 +100,21 @@ double DriveQueue::admit_head(double now_s, bool write, uint64_t bytes) {
       static_cast<double>(bytes) / (write ? h.write_bytes_per_s : h.read_bytes_per_s) * scale;
   const double start = head_done_at_.empty() ? now_s : std::max(now_s, head_done_at_.back());
   head_done_at_.push_back(start + positioning + transfer);
+  hold_admitted_s_ += positioning + transfer;
   queued_s_ += start - now_s;
   return start + positioning;
+}
+
+double DriveQueue::work_done_s(double now_s) const {
+  // Work still to do after now_s: a unit's operations run back to back once queued, so what is
+  // left on it is the time until it frees.
+  double left = 0;
+  if (timing_.hard_disk) {
+    if (!head_done_at_.empty()) left = std::max(0.0, head_done_at_.back() - now_s);
+  } else {
+    for (double f : free_at_) left += std::max(0.0, f - now_s);
+  }
+  return std::max(0.0, hold_admitted_s_ - left);
 }
 
 }  // namespace granary::sim

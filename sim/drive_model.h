@@ -49,7 +49,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <queue>
 #include <vector>
 
 #include "models/hardware.h"
@@ -105,20 +104,28 @@ class DriveQueue {
   // Hard disk: the queue depth q each operation saw at admission, summed (the full cluster's
   // equivalent in a slice: the count over `share`); 0 for flash.
   double queue_depth_sum() const { return queue_depth_sum_; }
+  // Seconds of work the drive's units (the head) have done by `now_s` (>= the last admission's
+  // now_s): every admitted operation's hold, less what the units still have to do after now_s.
+  // Its increase over an interval, over units x the interval, is the drive's busy fraction (its
+  // IOPS utilisation). 0 for a drive without a unit limit.
+  double work_done_s(double now_s) const;
+  // Units working in parallel: `units`, 1 for a hard disk's head, 0 without a unit limit.
+  int busy_units() const { return timing_.hard_disk ? 1 : timing_.units; }
 
  private:
   double admit_head(double now_s, bool write, uint64_t bytes);
 
   DriveTiming timing_;
   double slowdown_ = 1;
-  // Flash: times at which each unit frees, smallest first.
-  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at_;
+  // Flash: times at which each unit frees, a min-heap (std::push_heap with std::greater).
+  std::vector<double> free_at_;
   // Hard disk: when the head finishes each operation admitted and not yet done, in admission
   // order (first come, first served on one head, so increasing).
   std::deque<double> head_done_at_;
   uint64_t operations_ = 0;
   double queued_s_ = 0;
   double queue_depth_sum_ = 0;
+  double hold_admitted_s_ = 0;  // every admitted operation's hold (head time), summed
 };
 
 }  // namespace granary::sim

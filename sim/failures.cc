@@ -363,12 +363,27 @@ void FailureDriver::sampler() {
     env_.sleep_s(options_.sample_interval_s);
     int degraded = 0, inactive = 0, lost = 0;
     uint64_t lo = 0, lb = 0, dobj = 0;
-    count_pgs(manager_->data(), manager_->sizes_now(), degraded, inactive, lost, lo, lb, dobj);
+    const cluster::PgData data = manager_->data();
+    const cluster::PgSizes sizes = manager_->sizes_now();
+    count_pgs(data, sizes, degraded, inactive, lost, lo, lb, dobj);
     max_degraded_ = std::max(max_degraded_, degraded);
     max_inactive_ = std::max(max_inactive_, inactive);
     max_degraded_objects_ = std::max(max_degraded_objects_, dobj);
     degraded_series_.push_back(degraded);
+    inactive_series_.push_back(inactive);
+    cluster::PgStatesInput in;
+    in.map = &map_;
+    in.pool_id = pool_id_;
+    in.data = &data;
+    in.sizes = &sizes;
+    int misplaced = 0;
+    if (Result<cluster::PgStatesReport> states = cluster::pg_states(in); states.ok()) {
+      for (const cluster::PgStatus& pg : states->pgs) misplaced += pg.misplaced > 0;
+    }
+    misplaced_series_.push_back(misplaced);
     const recovery::RecoveryManagerStats stats = manager_->stats();
+    remaining_series_.push_back(static_cast<double>(
+        stats.bytes_moved > stats.bytes_recovered ? stats.bytes_moved - stats.bytes_recovered : 0));
     const uint64_t recovered = stats.bytes_recovered;
     recovery_gibps_series_.push_back(static_cast<double>(recovered - last_recovered_bytes_) /
                                      options_.sample_interval_s / std::ldexp(1.0, 30));
@@ -461,11 +476,36 @@ nlohmann::json FailureDriver::report() const {
   r["pgs_lost"] = lost;
   r["objects_lost"] = lost_objects;
   r["bytes_lost"] = lost_bytes;
-  nlohmann::json ds = nlohmann::json::array(), rs = nlohmann::json::array();
-  for (double d : degraded_series_) ds.push_back(d);
-  for (double x : recovery_gibps_series_) rs.push_back(round6(x));
-  r["series"] = {
-      {"interval_s", options_.sample_interval_s}, {"degraded_pgs", ds}, {"recovery_gibps", rs}};
+  // Per OSD: what recovery read from and wrote to each (OSDs that moved nothing left out).
+  nlohmann::json per_osd = nlohmann::json::array();
+  for (size_t osd = 0;
+       osd < std::max(st.bytes_read_per_osd.size(), st.bytes_written_per_osd.size()); ++osd) {
+    const uint64_t rd = osd < st.bytes_read_per_osd.size() ? st.bytes_read_per_osd[osd] : 0;
+    const uint64_t wr = osd < st.bytes_written_per_osd.size() ? st.bytes_written_per_osd[osd] : 0;
+    if (rd + wr > 0) per_osd.push_back({{"osd", osd}, {"bytes_read", rd}, {"bytes_written", wr}});
+  }
+  r["per_osd"] = per_osd;
+  auto series = [](const std::vector<double>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (double x : v) a.push_back(round6(x));
+    return a;
+  };
+  auto counts = [](const std::vector<double>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (double x : v) a.push_back(static_cast<int64_t>(std::llround(x)));
+    return a;
+  };
+  nlohmann::json t = nlohmann::json::array();
+  for (size_t i = 0; i < degraded_series_.size(); ++i) {
+    t.push_back(round6(static_cast<double>(i + 1) * options_.sample_interval_s));
+  }
+  r["series"] = {{"interval_s", options_.sample_interval_s},
+                 {"t_s", t},
+                 {"degraded_pgs", counts(degraded_series_)},
+                 {"inactive_pgs", counts(inactive_series_)},
+                 {"misplaced_pgs", counts(misplaced_series_)},
+                 {"bytes_remaining", counts(remaining_series_)},
+                 {"recovery_gibps", series(recovery_gibps_series_)}};
   return r;
 }
 

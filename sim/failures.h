@@ -191,6 +191,7 @@ class FailureDriver {
   int max_inactive_ = 0, max_degraded_ = 0;
   uint64_t max_degraded_objects_ = 0;
   std::vector<double> degraded_series_, recovery_gibps_series_;
+  std::vector<double> inactive_series_, misplaced_series_, remaining_series_;
   uint64_t last_recovered_bytes_ = 0;
 };
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ inline double round_to(double x, int digits) {
   const double f = std::pow(10.0, digits);
   return std::round(x * f) / f;
 }
+
+// The time axis of a series of `n` intervals of `interval_s` from time 0: each interval's end
+// (s), the last one clipped to `end_s` when that is earlier (a partial last interval).
+nlohmann::json time_axis_json(double interval_s, size_t n, double end_s);
 
 // Bytes delivered per fixed-width interval of simulated time.
 class ThroughputSeries {
@@ -47,6 +52,10 @@ class LatencyRecorder {
   double percentile(double p) const;
   double mean() const;
   double max() const;
+  // The report's form (docs/report-format.md, "Latencies"), in milliseconds: `what` was timed,
+  // count, mean, p50, p90, p99, p999, max and the distribution as percentiles ("cdf": percent
+  // and ms at each of kCdfPercents).
+  nlohmann::json json_ms(const std::string& what) const;
 
  private:
   void sort() const;

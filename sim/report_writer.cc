@@ -21,8 +21,20 @@ using models::StorageDesign;
 
 namespace {
 
+// The report format's version (docs/report-format.md, docs/report.schema.json).
+constexpr int kReportFormat = 2;
+
 // MLPerf Storage: the dataset is at least this many times the client nodes' memory.
 constexpr double kMlperfDatasetOverMemory = 5;
+
+// A block workload's "series": I/Os per second on the time axis.
+nlohmann::json block_series_json(const BlockWorkloadDriver& d, double interval_s, double end_s) {
+  nlohmann::json iops = nlohmann::json::array();
+  for (double x : d.iops_series(interval_s, end_s)) iops.push_back(round_to(x, 3));
+  return {{"interval_s", round_to(interval_s, 6)},
+          {"t_s", time_axis_json(interval_s, iops.size(), end_s)},
+          {"iops", iops}};
+}
 
 // The report's "block" section of a mixed run (docs/report-format.md).
 nlohmann::json beside_json(const World& world, const models::WorkloadSpec& beside) {
@@ -35,7 +47,8 @@ nlohmann::json beside_json(const World& world, const models::WorkloadSpec& besid
   for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
     j["cluster_" + std::string(k)] = round_to(j[k].get<double>() * world.block_scale, 3);
   }
-  j["latency_us"] = d.latency_us();
+  j["latency_ms"] = d.latency_ms();
+  j["series"] = block_series_json(d, std::max(0.01, d.end_s() / 100), d.end_s());
   return j;
 }
 
@@ -77,34 +90,105 @@ std::string fidelity_name(Fidelity f) {
   return "?";
 }
 
-// Per-resource utilisation over [0, end_s]: bytes each link carried in its busier direction
-// / (capacity x time), mean and max over the links of each role (snake_case role names).
-nlohmann::json utilization_json(const models::Topology& topology, const Platform& platform,
-                                const std::vector<double>& link_bytes,
-                                const std::vector<double>& link_bytes_reverse, double end_s) {
-  std::map<std::string, std::pair<double, double>> by_role;  // role -> (sum util, count)
-  std::map<std::string, double> max_by_role;
-  for (size_t i = 0; i < topology.links.size(); ++i) {
-    const auto& l = topology.links[i];
-    // The busier direction of each link (reads flow one way, requests the other).
-    const bool fwd = link_bytes[i] >= link_bytes_reverse[i];
-    const double cap = (fwd ? platform.forward[i] : platform.reverse[i])->get_bandwidth();
-    const double carried = fwd ? link_bytes[i] : link_bytes_reverse[i];
-    const double util = end_s > 0 && cap > 0 ? std::min(1.0, carried / (cap * end_s)) : 0;
-    // Report keys in snake_case: "client NIC" -> "client_nic".
-    std::string role = models::link_role_name(l.role);
-    for (char& c : role)
-      c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    by_role[role].first += util;
-    by_role[role].second += 1;
-    max_by_role[role] = std::max(max_by_role[role], util);
+// The fraction at which a resource counts as saturated in the report's "saturated" list.
+constexpr double kSaturatedBusy = 0.9;
+// How many resources the "saturated" and "busiest" lists name.
+constexpr size_t kListedResources = 20;
+
+// The report's "utilization" (docs/report-format.md, "Utilisation"): every resource's busy
+// fraction over time and on average, each kind's mean and busiest resource, and which resources
+// saturated first.
+nlohmann::json utilization_json(const std::vector<ResourceInfo>& resources,
+                                const UtilizationSeries& u) {
+  const size_t bins = u.bins();
+  nlohmann::json t = nlohmann::json::array();
+  for (size_t b = 0; b < bins; ++b) t.push_back(round_to(u.bin_end_s(b), 6));
+  struct Kind {
+    int count = 0;
+    double sum = 0, max = 0;
+    std::vector<double> series_sum, series_max;
+  };
+  std::map<std::string, Kind> kinds;
+  nlohmann::json list = nlohmann::json::array();
+  struct Saturated {
+    double at_s;
+    double mean;
+    size_t r;
+  };
+  std::vector<Saturated> saturated;
+  std::vector<std::pair<double, size_t>> by_mean;
+  for (size_t r = 0; r < resources.size(); ++r) {
+    Kind& k = kinds[resources[r].kind];
+    k.series_sum.resize(bins, 0.0);
+    k.series_max.resize(bins, 0.0);
+    const double mean = u.mean(r);
+    double peak = 0, first_at = -1;
+    nlohmann::json series = nlohmann::json::array();
+    for (size_t b = 0; b < bins; ++b) {
+      const double x = u.busy(r, b);
+      series.push_back(round_to(x, 4));
+      peak = std::max(peak, x);
+      k.series_sum[b] += x;
+      k.series_max[b] = std::max(k.series_max[b], x);
+      if (first_at < 0 && x >= kSaturatedBusy) first_at = u.bin_end_s(b);
+    }
+    ++k.count;
+    k.sum += mean;
+    k.max = std::max(k.max, mean);
+    if (first_at >= 0) saturated.push_back({first_at, mean, r});
+    by_mean.push_back({mean, r});
+    list.push_back({{"name", resources[r].name},
+                    {"kind", resources[r].kind},
+                    {"mean", round_to(mean, 6)},
+                    {"peak", round_to(peak, 4)},
+                    {"saturated_at_s",
+                     first_at >= 0 ? nlohmann::json(round_to(first_at, 6)) : nlohmann::json()},
+                    {"series", series}});
   }
-  nlohmann::json util = nlohmann::json::object();
-  for (const auto& [role, sum] : by_role) {
-    util[role] = {{"mean", round_to(sum.first / sum.second, 6)},
-                  {"max", round_to(max_by_role[role], 6)}};
+  nlohmann::json kinds_json = nlohmann::json::object();
+  for (const auto& [name, k] : kinds) {
+    nlohmann::json mean_series = nlohmann::json::array(), max_series = nlohmann::json::array();
+    for (size_t b = 0; b < bins; ++b) {
+      mean_series.push_back(round_to(k.series_sum[b] / k.count, 4));
+      max_series.push_back(round_to(k.series_max[b], 4));
+    }
+    kinds_json[name] = {{"resources", k.count},
+                        {"mean", round_to(k.sum / k.count, 6)},
+                        {"max", round_to(k.max, 6)},
+                        {"series_mean", mean_series},
+                        {"series_max", max_series}};
   }
-  return util;
+  // Saturated first: by the end of the first interval at or above the threshold, then the
+  // busier on average, then by name (a total order: the list is deterministic).
+  std::sort(saturated.begin(), saturated.end(), [&](const Saturated& x, const Saturated& y) {
+    if (x.at_s != y.at_s) return x.at_s < y.at_s;
+    if (x.mean != y.mean) return x.mean > y.mean;
+    return resources[x.r].name < resources[y.r].name;
+  });
+  nlohmann::json first = nlohmann::json::array();
+  for (size_t i = 0; i < saturated.size() && i < kListedResources; ++i) {
+    const Saturated& x = saturated[i];
+    first.push_back({{"name", resources[x.r].name},
+                     {"kind", resources[x.r].kind},
+                     {"at_s", round_to(x.at_s, 6)},
+                     {"mean", round_to(x.mean, 6)}});
+  }
+  std::sort(by_mean.begin(), by_mean.end(), [&](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first > y.first;
+    return resources[x.second].name < resources[y.second].name;
+  });
+  nlohmann::json busiest = nlohmann::json::array();
+  for (size_t i = 0; i < by_mean.size() && i < kListedResources; ++i) {
+    busiest.push_back({{"name", resources[by_mean[i].second].name},
+                       {"kind", resources[by_mean[i].second].kind},
+                       {"mean", round_to(by_mean[i].first, 6)}});
+  }
+  return {
+      {"t_s", t},
+      {"kinds", kinds_json},
+      {"saturated", {{"threshold", kSaturatedBusy}, {"count", saturated.size()}, {"first", first}}},
+      {"busiest", busiest},
+      {"resources", list}};
 }
 
 // The report's "recovery" section (docs/report-format.md): the failure driver's story,
@@ -143,6 +227,14 @@ nlohmann::json recovery_report(const Scenario& s, const World& world,
     rec[key] = static_cast<uint64_t>(std::llround(rec[key].get<uint64_t>() * full_factor));
   }
   for (auto& x : rec["series"]["recovery_gibps"]) x = round_to(x.get<double>() * full_factor, 6);
+  for (auto& x : rec["series"]["bytes_remaining"]) {
+    x = static_cast<int64_t>(std::llround(x.get<double>() * full_factor));
+  }
+  for (auto& o : rec["per_osd"]) {
+    for (const char* key : {"bytes_read", "bytes_written"}) {
+      o[key] = static_cast<uint64_t>(std::llround(o[key].get<uint64_t>() * full_factor));
+    }
+  }
   uint64_t resent = 0, writes_resent = 0;
   double blocked = 0, write_blocked = 0;
   for (const auto& cs : client_stats) {
@@ -184,13 +276,7 @@ nlohmann::json recovery_report(const Scenario& s, const World& world,
   return rec;
 }
 
-// The analytic write bound: every byte crosses a client NIC once, enters the storage servers
-// `copies_in` times (from the client, then from the primary to each other copy or shard) and
-// lands on the drives `amplification` times; the bound is the tightest of the three.
-struct WriteBound {
-  double bytes_per_s = 0;
-  std::string bottleneck;
-};
+}  // namespace
 
 WriteBound write_bound(const Scenario& s, int client_nodes, double efficiency) {
   const auto& c = s.cluster.clients;
@@ -218,6 +304,8 @@ WriteBound write_bound(const Scenario& s, int client_nodes, double efficiency) {
   if (drives < b.bytes_per_s) b = {drives, "drive writes"};
   return b;
 }
+
+namespace {
 
 // The analytic IOPS ceiling of a block workload: every drive at its rated IOPS, every storage
 // server's cores at the protocol's CPU per request and per byte of each request, every copy of
@@ -280,16 +368,6 @@ nlohmann::json read_bounds_json(const models::ReadBounds& b) {
            b.demand_bytes_per_s > 0
                ? round_to(std::min(1.0, binding.bytes_per_s / b.demand_bytes_per_s), 6)
                : 1.0}};
-}
-
-// The latencies of one rank's checkpoint phase, in ms.
-nlohmann::json rank_latency_json(const LatencyRecorder& l, const char* unit) {
-  return nlohmann::json{{"unit", unit},
-                        {"count", l.count()},
-                        {"mean", round_to(l.mean() * 1e3, 6)},
-                        {"p50", round_to(l.percentile(50) * 1e3, 6)},
-                        {"p99", round_to(l.percentile(99) * 1e3, 6)},
-                        {"max", round_to(l.max() * 1e3, 6)}};
 }
 
 // The client-visible bytes of each object a carried run's drive holds (its DiskStore's onodes).
@@ -357,7 +435,7 @@ void written_objects_json(const Scenario& s, const World& world, double full_fac
 }  // namespace
 
 nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
-                                 const Platform& platform, const CheckpointMeasurements& m) {
+                                 const CheckpointMeasurements& m) {
   const Scenario& s = plan.sim;
   const Scenario& full = plan.scenario;
   const models::CheckpointWorkload& ck = plan.run.workloads[0].checkpoint;
@@ -383,7 +461,7 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
       write_bound(full, plan.checkpoint_ranks.cluster_nodes, s.storage.protocol.efficiency);
 
   nlohmann::json report;
-  report["granary_report"] = 1;
+  report["granary_report"] = kReportFormat;
   report["scenario"] = {{"name", full.name}, {"source", full.source_path}, {"seed", plan.seed}};
   report["fidelity"] = {
       {"mode", fidelity_name(plan.plan.fidelity)},
@@ -423,17 +501,31 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
       {"bottleneck",
        read_bound.bottleneck.empty() ? std::string() : read_bound.bottleneck.front()}};
   report["latency_ms"]["write"] =
-      rank_latency_json(write_ranks, "one rank's checkpoint write, fsync included");
-  if (ck.read_back) {
-    report["latency_ms"]["read"] = rank_latency_json(read_ranks, "one rank's checkpoint read");
+      write_ranks.json_ms("one rank's checkpoint write, fsync included");
+  if (ck.read_back) report["latency_ms"]["read"] = read_ranks.json_ms("one rank's checkpoint read");
+  report["utilization"] = utilization_json(m.resources, m.utilization);
+  {
+    // At most UtilizationSeries::kMaxBins intervals: a long run's ticks are summed k at a time.
+    const size_t ticks = m.drive_write_gibps.size();
+    const size_t k = std::max<size_t>(
+        1, (ticks + UtilizationSeries::kMaxBins - 1) / UtilizationSeries::kMaxBins);
+    nlohmann::json dw = nlohmann::json::array(), dr = nlohmann::json::array();
+    for (size_t i = 0; i < ticks; i += k) {
+      const size_t e = std::min(ticks, i + k);
+      double w = 0, r = 0;
+      for (size_t j = i; j < e; ++j) {
+        w += m.drive_write_gibps[j];
+        r += m.drive_read_gibps[j];
+      }
+      dw.push_back(round_to(w / static_cast<double>(e - i), 6));
+      dr.push_back(round_to(r / static_cast<double>(e - i), 6));
+    }
+    const double interval = m.interval_s * static_cast<double>(k);
+    report["series"] = {{"interval_s", round_to(interval, 6)},
+                        {"t_s", time_axis_json(interval, dw.size(), -1)},
+                        {"drive_write_gibps", dw},
+                        {"drive_read_gibps", dr}};
   }
-  report["utilization"] =
-      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
-  nlohmann::json dw = nlohmann::json::array(), dr = nlohmann::json::array();
-  for (double x : m.drive_write_gibps) dw.push_back(round_to(x, 6));
-  for (double x : m.drive_read_gibps) dr.push_back(round_to(x, 6));
-  report["series"] = {
-      {"interval_s", m.interval_s}, {"drive_write_gibps", dw}, {"drive_read_gibps", dr}};
   if (world.failures) {
     nlohmann::json rec =
         recovery_report(plan.run, world, m.client_stats, m.writes_discarded, full_factor, written);
@@ -445,14 +537,13 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
   return report;
 }
 
-nlohmann::json block_report(const ClusterPlan& plan, const Platform& platform,
-                            const DriveTiming& drive_timing, const BlockWorkloadDriver& driver,
-                            const BlockMeasurements& m) {
+nlohmann::json block_report(const ClusterPlan& plan, const DriveTiming& drive_timing,
+                            const BlockWorkloadDriver& driver, const BlockMeasurements& m) {
   const Scenario& s = plan.sim;
   const models::BlockWorkload& block = plan.block_volumes->spec.block;
   const bool boot = plan.block_volumes->boot;
   nlohmann::json report;
-  report["granary_report"] = 1;
+  report["granary_report"] = kReportFormat;
   report["scenario"] = {
       {"name", plan.scenario.name}, {"source", plan.scenario.source_path}, {"seed", plan.seed}};
   report["fidelity"] = {{"mode", fidelity_name(plan.plan.fidelity)},
@@ -476,13 +567,10 @@ nlohmann::json block_report(const ClusterPlan& plan, const Platform& platform,
                       {"drive_units", drive_timing.units},
                       {"drive_read_latency_us", round_to(drive_timing.read_latency_s * 1e6, 3)},
                       {"drive_write_latency_us", round_to(drive_timing.write_latency_s * 1e6, 3)}};
-  report["latency_us"] = driver.latency_us();
-  report["utilization"] =
-      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
-  const double series_interval = boot ? std::max(0.01, m.end_s / 50) : m.interval_s;
-  nlohmann::json iops = nlohmann::json::array();
-  for (double x : driver.iops_series(series_interval)) iops.push_back(round_to(x, 3));
-  report["series"] = {{"interval_s", round_to(series_interval, 6)}, {"iops", iops}};
+  report["latency_ms"] = driver.latency_ms();
+  report["utilization"] = utilization_json(m.resources, m.utilization);
+  report["series"] =
+      block_series_json(driver, boot ? std::max(0.01, m.end_s / 50) : m.interval_s, m.end_s);
   return report;
 }
 
@@ -560,6 +648,34 @@ nlohmann::json training_recovery_json(const ClusterPlan& plan, const World& worl
   return rec;
 }
 
+// A training read's "series": the read rate, MLPerf's cumulative AU and the windowed AU on one
+// time axis; with a checkpoint beside it, the drives' write rate.
+nlohmann::json training_series_json(const TrainingMeasurements& m, double full_factor,
+                                    bool checkpoint_beside) {
+  const double gib = std::ldexp(1.0, 30);
+  auto rounded = [](const std::vector<double>& v, double scale) {
+    nlohmann::json a = nlohmann::json::array();
+    for (double x : v) a.push_back(round_to(x * scale, 6));
+    return a;
+  };
+  nlohmann::json j = {{"interval_s", m.interval_s},
+                      {"t_s", time_axis_json(m.interval_s, m.read_bytes_per_s.size(), m.end_s)},
+                      {"read_gibps", rounded(m.read_bytes_per_s, full_factor / gib)},
+                      {"accelerator_utilization", rounded(m.au_series, 1)},
+                      {"accelerator_utilization_windowed", rounded(m.au_windowed, 1)}};
+  if (checkpoint_beside) {
+    j["drive_write_gibps"] = rounded(m.drive_write_bytes_per_s, full_factor / gib);
+  }
+  return j;
+}
+
+// Every simulated accelerator's MLPerf AU, node by node.
+nlohmann::json accelerators_json(const TrainingMeasurements& m, int per_node) {
+  nlohmann::json au = nlohmann::json::array();
+  for (double a : m.aus) au.push_back(round_to(a, 6));
+  return {{"simulated", m.aus.size()}, {"per_node", per_node}, {"utilization", au}};
+}
+
 // A training read's "summary" (docs/report-format.md).
 nlohmann::json training_summary_json(const ClusterPlan& plan, const TrainingMeasurements& m) {
   const Scenario& in = plan.run;
@@ -631,15 +747,13 @@ nlohmann::json training_summary_json(const ClusterPlan& plan, const TrainingMeas
 }  // namespace
 
 nlohmann::json training_report(const ClusterPlan& plan, const World& world,
-                               const Platform& platform, const TrainingMeasurements& m,
-                               const AsyncCheckpoint& async) {
+                               const TrainingMeasurements& m, const AsyncCheckpoint& async) {
   const Scenario& in = plan.run;
   const models::TrainingWorkload& work = in.workloads[0].training;
   const int k = plan.plan.slice_factor;
-  const double gib = std::ldexp(1.0, 30);
   const double full_factor = static_cast<double>(k);
   nlohmann::json report;
-  report["granary_report"] = 1;
+  report["granary_report"] = kReportFormat;
   report["scenario"] = {{"name", in.name}, {"source", in.source_path}, {"seed", plan.seed}};
   report["fidelity"] = {{"mode", fidelity_name(plan.plan.fidelity)},
                         {"slice_factor", k},
@@ -657,22 +771,11 @@ nlohmann::json training_report(const ClusterPlan& plan, const World& world,
   }
   report["bounds"] = read_bounds_json(models::read_bounds(
       in, work, plan.full_topology, plan.client_cores, &m.load, hdd_positioning));
-  const LatencyRecorder& file_latency = m.file_latency;
-  report["latency_ms"]["read"] = {{"unit", "one file (sample) read, request to last byte"},
-                                  {"count", file_latency.count()},
-                                  {"mean", round_to(file_latency.mean() * 1e3, 6)},
-                                  {"p50", round_to(file_latency.percentile(50) * 1e3, 6)},
-                                  {"p99", round_to(file_latency.percentile(99) * 1e3, 6)},
-                                  {"p999", round_to(file_latency.percentile(99.9) * 1e3, 6)},
-                                  {"max", round_to(file_latency.max() * 1e3, 6)}};
-  report["utilization"] =
-      utilization_json(plan.topology, platform, m.link_bytes, m.link_bytes_reverse, m.end_s);
-  nlohmann::json rates = nlohmann::json::array();
-  for (double r : m.read_bytes_per_s) rates.push_back(round_to(r * full_factor / gib, 6));
-  nlohmann::json aus_json = nlohmann::json::array();
-  for (double a : m.au_series) aus_json.push_back(round_to(a, 6));
-  report["series"] = {
-      {"interval_s", m.interval_s}, {"read_gibps", rates}, {"accelerator_utilization", aus_json}};
+  report["latency_ms"]["read"] =
+      m.file_latency.json_ms("one file (sample) read, request to last byte");
+  report["utilization"] = utilization_json(m.resources, m.utilization);
+  report["series"] = training_series_json(m, full_factor, plan.async_checkpoint.has_value());
+  report["accelerators"] = accelerators_json(m, plan.sim.cluster.clients.accelerators_per_node);
   if (world.failures) report["recovery"] = training_recovery_json(plan, world, m);
   if (world.block_driver) report["block"] = beside_json(world, *world.beside);
   if (world.carried) report["carry_data"] = carry_data_json(world.carried->counts());

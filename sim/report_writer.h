@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "engine/services/client.h"
@@ -18,6 +19,7 @@
 #include "sim/drive_model.h"
 #include "sim/metrics.h"
 #include "sim/platform.h"
+#include "sim/sampler.h"
 #include "sim/world.h"
 
 namespace granary::sim {
@@ -29,6 +31,8 @@ struct CheckpointMeasurements {
   double interval_s = 0;                                    // of the series
   std::vector<double> drive_write_gibps, drive_read_gibps;  // whole cluster, per interval
   std::vector<double> link_bytes, link_bytes_reverse;       // [topology link]
+  std::vector<ResourceInfo> resources;                      // the sampler's
+  UtilizationSeries utilization;                            // [resource] over time
   uint64_t drive_bytes_written = 0;                         // simulated
   uint64_t writes_discarded = 0;
   std::vector<services::ClientStats> client_stats;
@@ -40,6 +44,8 @@ struct BlockMeasurements {
   double interval_s = 0;  // of the monitor
   double drive_ops = 0, drive_queued_s = 0;
   std::vector<double> link_bytes, link_bytes_reverse;
+  std::vector<ResourceInfo> resources;  // the sampler's
+  UtilizationSeries utilization;        // [resource] over time
 };
 
 // A checkpoint written beside a training read: what its ranks measured.
@@ -68,20 +74,32 @@ struct TrainingMeasurements {
   int64_t steps_per_epoch = 0;
   double mean_sample_bytes = 0;
   std::vector<double> read_bytes_per_s;  // per interval, simulated
-  std::vector<double> au_series;
+  std::vector<double> au_series;         // cumulative MLPerf AU at each interval's end
+  std::vector<double> au_windowed;       // busy fraction in each interval (sampler.h windowed_au)
+  std::vector<double> drive_write_bytes_per_s;  // per interval, simulated (a checkpoint beside)
   std::vector<double> link_bytes, link_bytes_reverse;
+  std::vector<ResourceInfo> resources;  // the sampler's
+  UtilizationSeries utilization;        // [resource] over time
   std::vector<services::ClientStats> client_stats;
   models::PlacementLoad load;  // how the simulated dataset lies on the drives
 };
 
+// The analytic write bound (docs/models.md, "Checkpoints"): every byte crosses a client NIC
+// once, enters the storage servers `copies_in` times (from the client, then from the primary to
+// each other copy or shard) and lands on the drives `amplification` times; the bound is the
+// tightest of the three, for `client_nodes` writers at the protocol's `efficiency`.
+struct WriteBound {
+  double bytes_per_s = 0;
+  std::string bottleneck;
+};
+WriteBound write_bound(const models::Scenario& s, int client_nodes, double efficiency);
+
 nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
-                                 const Platform& platform, const CheckpointMeasurements& m);
-nlohmann::json block_report(const ClusterPlan& plan, const Platform& platform,
-                            const DriveTiming& drive_timing, const BlockWorkloadDriver& driver,
-                            const BlockMeasurements& m);
+                                 const CheckpointMeasurements& m);
+nlohmann::json block_report(const ClusterPlan& plan, const DriveTiming& drive_timing,
+                            const BlockWorkloadDriver& driver, const BlockMeasurements& m);
 // `async`: the checkpoint beside the training read (with plan.async_checkpoint).
 nlohmann::json training_report(const ClusterPlan& plan, const World& world,
-                               const Platform& platform, const TrainingMeasurements& m,
-                               const AsyncCheckpoint& async);
+                               const TrainingMeasurements& m, const AsyncCheckpoint& async);
 
 }  // namespace granary::sim

@@ -87,6 +87,16 @@ inline CommandResult run_command(const std::string& cmd) {
   return r;
 }
 
+#ifdef GRANARY_SOURCE_DIR
+// Checks a run report against docs/report.schema.json and the time axes of its series
+// (scripts/check_report.py): exit code 0 when valid, else one line per problem on stdout.
+inline CommandResult check_report(const std::string& report_path) {
+  const std::string src = GRANARY_SOURCE_DIR;
+  return run_command("python3 " + src + "/scripts/check_report.py --schema " + src +
+                     "/docs/report.schema.json " + report_path);
+}
+#endif
+
 inline bool have_program(const std::string& name) {
   return run_command("command -v " + name + " >/dev/null").exit_code == 0;
 }

@@ -74,6 +74,18 @@ void RecoveryManager::start() {
       TaskOptions{.daemon = true});
 }
 
+namespace {
+// Adds a plan's per-OSD bytes to `s`'s.
+void add_per_osd(RecoveryManagerStats& s, const RecoveryStats& plan) {
+  auto add = [](std::vector<uint64_t>& to, const std::vector<uint64_t>& from) {
+    if (to.size() < from.size()) to.resize(from.size(), 0);
+    for (size_t i = 0; i < from.size(); ++i) to[i] += from[i];
+  };
+  add(s.bytes_read_per_osd, plan.bytes_read_per_osd);
+  add(s.bytes_written_per_osd, plan.bytes_written_per_osd);
+}
+}  // namespace
+
 bool RecoveryManager::busy() const {
   std::lock_guard<services::EnvMutex> lock(mu_);
   return recovering_ || replan_;
@@ -82,7 +94,12 @@ bool RecoveryManager::busy() const {
 RecoveryManagerStats RecoveryManager::stats() const {
   std::lock_guard<services::EnvMutex> lock(mu_);
   RecoveryManagerStats s = stats_;
-  s.bytes_recovered = recovered_before_ + (recovering_ ? recovery_->stats().bytes_written : 0);
+  s.bytes_recovered = recovered_before_;
+  if (recovering_) {
+    const RecoveryStats running = recovery_->stats();
+    s.bytes_recovered += running.bytes_written;
+    add_per_osd(s, running);
+  }
   return s;
 }
 
@@ -213,6 +230,7 @@ void RecoveryManager::plan_and_run() {
     std::lock_guard<services::EnvMutex> lock(mu_);
     stats_.bytes_read += st.bytes_read;
     recovered_before_ += st.bytes_written;
+    add_per_osd(stats_, st);
     recovering_ = false;
     stats_.recovery_finished_at_s = env_.now_s();
     if (!replan_) break;

@@ -81,6 +81,9 @@ struct RecoveryManagerStats {
   uint32_t pgs_moved = 0;
   uint32_t plans = 0;
   uint64_t pg_temp_requests = 0;  // PgTempRequests sent
+  // [osd]: bytes recovery read from it and wrote to it so far, the running plan's included
+  // (empty before the first plan).
+  std::vector<uint64_t> bytes_read_per_osd, bytes_written_per_osd;
 };
 
 class RecoveryManager {

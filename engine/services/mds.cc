@@ -1,5 +1,6 @@
 #include "engine/services/mds.h"
 
+#include <cmath>
 #include <mutex>
 #include <utility>
 #include <variant>
@@ -55,11 +56,11 @@ void MetadataService::serve() {
         break;
     }
     env_.sleep_s(t);
-    env_.send(host_, request->reply_to, Message{handle(*request), {}});
+    env_.send(host_, request->reply_to, Message{handle(*request, t), {}});
   }
 }
 
-MetadataReply MetadataService::handle(const MetadataRequest& request) {
+MetadataReply MetadataService::handle(const MetadataRequest& request, double service_s) {
   MetadataReply reply;
   reply.request_id = request.request_id;
   reply.sent_at_s = request.sent_at_s;
@@ -69,6 +70,8 @@ MetadataReply MetadataService::handle(const MetadataRequest& request) {
     reply.error = options_.endpoint_name + ": " + std::move(error);
     ++stats_.errors;
   };
+  busy_ns_.fetch_add(static_cast<uint64_t>(std::llround(service_s * 1e9)),
+                     std::memory_order_relaxed);
   std::lock_guard<EnvMutex> lock(mu_);
   auto file = file_sizes_.find(request.path);
   switch (request.op) {

@@ -18,6 +18,7 @@
 // stats() may be called from any task or after the run.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -64,9 +65,16 @@ class MetadataService {
 
   const std::string& endpoint_name() const { return options_.endpoint_name; }
   MdsStats stats() const;
+  int parallel_ops() const { return options_.parallel_ops; }
+  // Service time of the operations served so far, summed over the workers (s). Lock-free (a
+  // sampler may read it often, from any task or thread).
+  double busy_s() const {
+    return static_cast<double>(busy_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  }
 
  private:
-  MetadataReply handle(const MetadataRequest& request);
+  // The reply to `request`, served in `service_s` (counted in busy_s()).
+  MetadataReply handle(const MetadataRequest& request, double service_s);
 
   Env& env_;
   HostId host_;
@@ -75,7 +83,8 @@ class MetadataService {
   Endpoint& endpoint_;
   mutable EnvMutex mu_;
   std::map<std::string, uint64_t, std::less<>> open_handles_;  // guarded by mu_
-  MdsStats stats_;                                             // guarded by mu_
+  std::atomic<uint64_t> busy_ns_{0};
+  MdsStats stats_;  // guarded by mu_
 };
 
 }  // namespace granary::services

@@ -23,7 +23,7 @@ class BlockRun {
         ctx_(ctx),
         block_(plan.block_volumes->spec.block),
         boot_(plan.block_volumes->boot),
-        links_(plan.topology, ctx.platform) {}
+        links_(plan.topology, ctx.platform, ctx.env, ctx.world.mds) {}
 
   Result<nlohmann::json> run();
 
@@ -120,7 +120,9 @@ Result<nlohmann::json> BlockRun::run() {
   m_.end_s = driver_->end_s();
   m_.link_bytes = links_.forward_bytes();
   m_.link_bytes_reverse = links_.reverse_bytes();
-  return block_report(plan_, ctx_.platform, ctx_.drive_timing, *driver_, m_);
+  m_.resources = links_.resources();
+  m_.utilization = links_.utilization();
+  return block_report(plan_, ctx_.drive_timing, *driver_, m_);
 }
 
 }  // namespace

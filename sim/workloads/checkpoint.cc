@@ -49,7 +49,7 @@ class CheckpointRun {
         ctx_(ctx),
         ck_(plan.run.workloads[0].checkpoint),
         sim_ranks_(plan.checkpoint_ranks.ranks),
-        links_(plan.topology, ctx.platform) {}
+        links_(plan.topology, ctx.platform, ctx.env, ctx.world.mds) {}
 
   Result<nlohmann::json> run();
 
@@ -182,7 +182,16 @@ Result<nlohmann::json> CheckpointRun::run() {
     barriers_.push_back(std::make_unique<PhaseBarrier>(env, sim_ranks_));
   }
   spawn_ranks();
-  m_.interval_s = 0.25;
+  // The monitor ticks about 100 times over the time the analytic write bound allows the
+  // checkpoints (and their reads back), between 1 ms and 0.25 s: a checkpoint of a few
+  // milliseconds still has a utilisation and a series.
+  {
+    const WriteBound wb = write_bound(plan_.scenario, plan_.checkpoint_ranks.cluster_nodes,
+                                      plan_.scenario.storage.protocol.efficiency);
+    const double bytes = ck_.total_gb() * 1e9 * ck_.checkpoints * (ck_.read_back ? 2 : 1);
+    const double bound_s = wb.bytes_per_s > 0 ? bytes / wb.bytes_per_s : 0;
+    m_.interval_s = std::clamp(round_to(bound_s / 100, 3), 0.001, 0.25);
+  }
   spawn_monitor();
   ctx_.engine.run();
   if (!first_error_.ok()) return first_error_;
@@ -195,7 +204,9 @@ Result<nlohmann::json> CheckpointRun::run() {
   for (double e : phase_end_) m_.end_s = std::max(m_.end_s, e);
   m_.link_bytes = links_.forward_bytes();
   m_.link_bytes_reverse = links_.reverse_bytes();
-  return checkpoint_report(plan_, ctx_.world, ctx_.platform, m_);
+  m_.resources = links_.resources();
+  m_.utilization = links_.utilization();
+  return checkpoint_report(plan_, ctx_.world, m_);
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ class TrainingRun {
         ctx_(ctx),
         w_(plan.training),
         total_gpus_(plan.plan.clients * plan.sim.cluster.clients.accelerators_per_node),
-        links_(plan.topology, ctx.platform) {}
+        links_(plan.topology, ctx.platform, ctx.env, ctx.world.mds) {}
 
   Result<nlohmann::json> run();
 
@@ -244,7 +244,8 @@ double TrainingRun::steady_rate(double now, double bytes) const {
 bool TrainingRun::tick(double now) {
   World& world = ctx_.world;
   const double interval_s = m_.interval_s;
-  links_.sample(interval_s);
+  const LinkSampler::DriveBytes drives = links_.sample(interval_s);
+  m_.drive_write_bytes_per_s.push_back(drives.write / interval_s);
   double bytes = 0, au_sum = 0, steps_done = 0;
   // Bytes delivered, counted reply by reply (a file's bytes would arrive in one lump
   // when it completes).
@@ -422,8 +423,29 @@ Status TrainingRun::measure() {
                                     ": the run failed: " + first_error.message());
   }
   m_.read_bytes_per_s = series_.rates(end_s);
+  // The series share one time axis: the read rate's intervals, the last one partial. The
+  // monitor's cumulative AU has a figure per tick; one interval past its last tick gets the AU
+  // at the end.
+  const size_t n = m_.read_bytes_per_s.size();
+  if (m_.au_series.size() < n) {
+    double au_sum = 0;
+    for (auto& node : world.clients) {
+      for (auto& gpu : node.gpus)
+        au_sum += partial_au(gpu->metrics(), w_.compute_s_per_step, end_s);
+    }
+    m_.au_series.resize(n, au_sum / total_gpus_);
+  }
+  m_.au_series.resize(n);
+  m_.drive_write_bytes_per_s.resize(n, 0.0);
+  std::vector<const std::vector<double>*> step_ends;
+  for (auto& node : world.clients) {
+    for (auto& gpu : node.gpus) step_ends.push_back(&gpu->metrics().step_end_s);
+  }
+  m_.au_windowed = windowed_au(step_ends, w_.compute_s_per_step, m_.interval_s, end_s);
   m_.link_bytes = links_.forward_bytes();
   m_.link_bytes_reverse = links_.reverse_bytes();
+  m_.resources = links_.resources();
+  m_.utilization = links_.utilization();
   return Status();
 }
 
@@ -438,7 +460,7 @@ Result<nlohmann::json> TrainingRun::run() {
   if (!async_.error.ok()) return async_.error;
   if (!stalled_.ok()) return stalled_;
   if (Status st = measure(); !st.ok()) return st;
-  return training_report(plan_, ctx_.world, ctx_.platform, m_, async_);
+  return training_report(plan_, ctx_.world, m_, async_);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ name, wall, rss, path = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.a
 r = json.load(open(path))
 s = r["summary"]
 ios = s["reads"] + s["writes"]
-lat = r["latency_us"]["read"]
+lat = {k: v * 1e3 for k, v in r["latency_ms"]["read"].items() if k in ("p50", "p99")}  # us
 line = ("%s: %.1f s wall, %.0f MiB peak, %d I/Os measured (%.0f per wall second); %.0f IOPS "
         "(bound %.0f, %s), read p50 %.0f us, p99 %.0f us" % (
         name, wall, rss / 1024, ios, ios / wall, s["iops"], r["bounds"]["iops"],

@@ -91,7 +91,7 @@ TEST_P(PublishedCephRecovery, RateIsWithinTheToleranceOrOutsideForTheStatedReaso
     EXPECT_GT(r["block"]["writes"].get<int64_t>(), 1000);
     std::printf("%s: client writes %lld, mean latency %.2f ms\n", GetParam().c_str(),
                 static_cast<long long>(r["block"]["writes"].get<int64_t>()),
-                r["block"]["latency_us"]["write"]["mean"].get<double>() / 1000);
+                r["block"]["latency_ms"]["write"]["mean"].get<double>());
   }
   ASSERT_EQ(rec["objects_lost"].get<int64_t>(), 0);
   ASSERT_EQ(rec["degraded_pgs_at_end"].get<int64_t>(), 0);

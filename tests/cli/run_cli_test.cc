@@ -24,6 +24,9 @@ nlohmann::json run_report(const std::string& scenario, const std::string& extra 
   const std::string out = testing::make_temp_dir() + "/report.json";
   auto r = granary("run " + scenario + " --quiet --out " + out + " " + extra);
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Every report the tests see follows the documented format (docs/report.schema.json).
+  const testing::CommandResult check = testing::check_report(out);
+  EXPECT_EQ(check.exit_code, 0) << scenario << "\n" << check.out << check.err;
   return nlohmann::json::parse(testing::read_file(out), nullptr, false);
 }
 
@@ -62,6 +65,72 @@ TEST(RunCli, TheReportIdentifiesTheScenarioAndTheBuild) {
 // GRANARY_SIMGRID_CFG adds SimGrid settings for experiments; the report records them, so two
 // reports with different settings differ. A malformed item is refused with a message naming the
 // variable (SimGrid itself would abort the process).
+// The schema check fails on what the format does not document and on series whose length is
+// not their time axis's: it can fail, so its passes mean something.
+TEST(RunCli, TheReportCheckRefusesUndocumentedKeysAndMisalignedSeries) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string good = dir + "/good.json";
+  ASSERT_EQ(granary("run " + kScenarios + "/ci/carry-data-checkpoint-3x.json --quiet --out " + good)
+                .exit_code,
+            0);
+  EXPECT_EQ(testing::check_report(good).exit_code, 0) << testing::check_report(good).out;
+  const nlohmann::json r = nlohmann::json::parse(testing::read_file(good));
+  auto check = [&](const nlohmann::json& bad, const std::string& expected) {
+    const std::string path = dir + "/bad.json";
+    std::ofstream(path) << bad.dump();
+    const testing::CommandResult c = testing::check_report(path);
+    EXPECT_EQ(c.exit_code, 1) << expected;
+    EXPECT_NE(c.out.find(expected), std::string::npos) << c.out;
+  };
+  nlohmann::json extra = r;
+  extra["summary"]["undocumented_gibps"] = 1.0;
+  check(extra, "summary");
+  nlohmann::json short_series = r;
+  short_series["series"]["drive_write_gibps"].erase(0);
+  check(short_series, "series.drive_write_gibps");
+  nlohmann::json short_resource = r;
+  short_resource["utilization"]["resources"][3]["series"].erase(0);
+  check(short_resource, "utilization.resources[3].series");
+  nlohmann::json unit = r;
+  unit["latency_ms"]["write"]["p99_9"] = 1.0;
+  check(unit, "latency_ms.write");
+}
+
+// The windowed AU adds up: over a whole run (no steady-state stop), the accelerators' busy
+// time it shows, interval by interval, is every step's compute time (steps x compute_s), and
+// the series share one time axis ending with the run.
+TEST(RunCli, WindowedUtilizationAddsUpToTheComputeOfEveryStep) {
+  nlohmann::json s =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/ci/osd-failure-read-storm.json"));
+  s.erase("failures");
+  s.erase("expect");
+  s["storage"]["rados"].erase("recovery");  // recovery settings apply only with failures
+  s["workloads"][0]["compute_s_per_step"] = 0.25;
+  s["workloads"][0]["batch_size"] = 4;
+  s["workloads"][0]["epochs"] = 1;
+  s["simulation"]["stop_at_steady_state"] = false;
+  const std::string dir = testing::make_temp_dir();
+  std::ofstream(dir + "/s.json") << s.dump();
+  const nlohmann::json r = run_report(dir + "/s.json");
+  ASSERT_FALSE(r.is_discarded());
+  const auto& series = r["series"];
+  const auto& t = series["t_s"];
+  const auto& w = series["accelerator_utilization_windowed"];
+  ASSERT_EQ(w.size(), t.size());
+  ASSERT_GT(t.size(), 2u);
+  EXPECT_NEAR(t.back().get<double>(), r["summary"]["simulated_seconds"].get<double>(), 1e-6);
+  double busy_s = 0, prev = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    busy_s += w[i].get<double>() * (t[i].get<double>() - prev);
+    prev = t[i].get<double>();
+  }
+  const double accelerators = r["accelerators"]["simulated"].get<double>();
+  const double steps = r["summary"]["samples_read"].get<double>() / 4;  // batches
+  EXPECT_NEAR(busy_s * accelerators, steps * 0.25, steps * 0.25 * 1e-4);
+  // MLPerf's AU of each accelerator is in the report, node by node.
+  EXPECT_EQ(r["accelerators"]["utilization"].size(), r["accelerators"]["simulated"].get<size_t>());
+}
+
 TEST(RunCli, SimGridSettingsFromTheEnvironmentAreInTheReport) {
   const std::string scenario = kScenarios + "/mlperf-cosmoflow-a100-nfs.json";
   const std::string dir = testing::make_temp_dir();
@@ -104,7 +173,7 @@ void expect_block_report(const std::string& name, const nlohmann::json& r) {
   for (const char* path :
        {"/summary/iops", "/summary/read_iops", "/summary/write_iops", "/summary/measured_seconds",
         "/summary/drive_queue_wait_us_mean", "/bounds/iops", "/bounds/iops_bottleneck",
-        "/latency_us", "/utilization", "/series/iops", "/fidelity/mode"}) {
+        "/latency_ms", "/utilization", "/series/iops", "/series/t_s", "/fidelity/mode"}) {
     EXPECT_TRUE(r.contains(nlohmann::json::json_pointer(path))) << name << ": " << path;
   }
   const auto& s = r["summary"];
@@ -112,12 +181,12 @@ void expect_block_report(const std::string& name, const nlohmann::json& r) {
   // The simulated IOPS never beat the analytic ceiling.
   EXPECT_LE(s["iops"].get<double>(), r["bounds"]["iops"].get<double>() * 1.01) << name;
   for (const char* op : {"read", "write"}) {
-    if (!r["latency_us"].contains(op)) continue;
-    const auto& l = r["latency_us"][op];
+    if (!r["latency_ms"].contains(op)) continue;
+    const auto& l = r["latency_ms"][op];
     EXPECT_GT(l["p50"].get<double>(), 0) << name;
     EXPECT_LE(l["p50"].get<double>(), l["p99"].get<double>()) << name;
-    EXPECT_LE(l["p99"].get<double>(), l["p99_9"].get<double>()) << name;
-    EXPECT_LE(l["p99_9"].get<double>(), l["max"].get<double>()) << name;
+    EXPECT_LE(l["p99"].get<double>(), l["p999"].get<double>()) << name;
+    EXPECT_LE(l["p999"].get<double>(), l["max"].get<double>()) << name;
   }
 }
 

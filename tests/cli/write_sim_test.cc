@@ -143,6 +143,8 @@ TEST_P(CiScenario, MeetsItsExpectations) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto report = nlohmann::json::parse(testing::read_file(dir + "/r.json"), nullptr, false);
   ASSERT_FALSE(report.is_discarded());
+  const testing::CommandResult check = testing::check_report(dir + "/r.json");
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   ASSERT_TRUE(report.contains("expectations")) << GetParam() << " has no expectations";
   for (const auto& e : report["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
 }

@@ -276,5 +276,48 @@ TEST(DriveTiming, CatalogHardDiskPositionsLessAtDepth) {
   EXPECT_NEAR(t.head.positioning_s(16, false), 1 / 168.0 - 4096 / 285e6, 1e-9);
 }
 
+// The units' work done: a drive whose queue is never empty works units x the time (busy 1);
+// one that is idle half the time, half of it. Closed forms on the unit model.
+TEST(DriveQueue, WorkDoneCountsTheUnitsBusyTime) {
+  DriveTiming t;
+  t.units = 2;
+  t.read_hold_s = 1;
+  t.read_latency_s = 1;
+  DriveQueue q(t);
+  EXPECT_EQ(q.busy_units(), 2);
+  for (int i = 0; i < 8; ++i) q.admit(0, false, 4096);  // 4 s of work on each unit
+  EXPECT_DOUBLE_EQ(q.work_done_s(0), 0);
+  EXPECT_DOUBLE_EQ(q.work_done_s(1), 2);    // both units busy for 1 s
+  EXPECT_DOUBLE_EQ(q.work_done_s(2.5), 5);  // busy fraction (5 - 2) / (2 x 1.5) = 1
+  EXPECT_DOUBLE_EQ(q.work_done_s(4), 8);
+  EXPECT_DOUBLE_EQ(q.work_done_s(10), 8);  // idle after 4 s: nothing more done
+  // One operation on one of the two units for 1 s of 2: busy 1/4 over [10, 12].
+  q.admit(10, false, 4096);
+  EXPECT_DOUBLE_EQ((q.work_done_s(12) - q.work_done_s(10)) / (2 * 2.0), 0.25);
+}
+
+TEST(DriveQueue, WorkDoneOfAHardDiskIsItsHeadTime) {
+  models::DriveProfile hdd;
+  hdd.kind = models::DriveKind::kHdd;
+  hdd.read_kiops = 0.168;
+  hdd.write_kiops = 0.168;
+  hdd.read_latency_us = 8000;
+  hdd.write_latency_us = 8000;
+  hdd.queue_depth = 16;
+  hdd.read_gbytes_per_s = 0.285;
+  hdd.write_gbytes_per_s = 0.285;
+  DriveQueue q(DriveTiming::from_profile(hdd));
+  EXPECT_EQ(q.busy_units(), 1);
+  double done = 0;
+  for (int i = 0; i < 10; ++i) done = q.admit(0, false, 1 << 20);  // positioning ends
+  (void)done;
+  // Ten 1 MiB reads back to back on one head: once all are done, the head worked exactly
+  // until the last one finished, and not a moment after.
+  const double all = q.work_done_s(1e6);
+  EXPECT_GT(all, 10 * (1 << 20) / 285e6);
+  EXPECT_DOUBLE_EQ(q.work_done_s(all), all);
+  EXPECT_DOUBLE_EQ(q.work_done_s(all / 2), all / 2);  // one head, busy from 0 without a gap
+}
+
 }  // namespace
 }  // namespace granary::sim

@@ -56,7 +56,7 @@ TEST(SimValidation, BandwidthBoundStormIsWithinThreePercentOfMaxFlow) {
       steady, bound, (*r)["bounds"]["bottleneck"].get<std::string>().c_str(), steady / bound);
   // (The client leaf's uplink is sized to its hosts' NICs, so the cut reported may be either.)
   EXPECT_NEAR(steady / bound, 1.0, 0.03);
-  EXPECT_GT((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.9);
+  EXPECT_GT((*r)["utilization"]["kinds"]["client_nic"]["mean"].get<double>(), 0.9);
 }
 
 // One reader, one object in flight, nothing else on the cluster: every file takes the sum of
@@ -338,7 +338,7 @@ void check_local_storm(int nodes, const std::string& fidelity, int slice_factor)
   EXPECT_EQ(b["cut"][0], std::to_string(nodes * 2) +
                              " drives x 1.50 GB/s = " + (nodes == 2 ? "6.00" : "24.0") + " GB/s");
   // No byte crosses a NIC.
-  EXPECT_EQ((*r)["utilization"]["client_nic"]["mean"].get<double>(), 0.0)
+  EXPECT_EQ((*r)["utilization"]["kinds"]["client_nic"]["mean"].get<double>(), 0.0)
       << (*r)["utilization"].dump();
   // 2,000 files of 32 MiB against nodes of 1,024 GiB each (the default): far from MLPerf's 5x.
   EXPECT_NEAR((*r)["summary"]["dataset_over_client_memory"].get<double>(),
@@ -465,7 +465,7 @@ void check_hdd_storm(const HddStorm& h, int slice_factor) {
   EXPECT_EQ((*r)["bounds"]["binding"], "hard disks") << (*r)["bounds"].dump(1);
   EXPECT_NEAR((*r)["bounds"]["read_bound_gibps"].get<double>() / closed_gibps, 1.0, 1e-4);
   EXPECT_NE((*r)["bounds"]["cut"][0].get<std::string>().find("drives"), std::string::npos);
-  EXPECT_LT((*r)["utilization"]["storage_nic"]["mean"].get<double>(), 0.2);
+  EXPECT_LT((*r)["utilization"]["kinds"]["storage_nic"]["mean"].get<double>(), 0.2);
 }
 
 // The catalog's Exos X20 at q = 12: on the interpolated part of its positioning curve (QD1
