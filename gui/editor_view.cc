@@ -76,7 +76,6 @@ EditorView::EditorView(ScenarioDocument* doc, QWidget* parent)
       fields_(new FieldSet(doc, this)),
       workload_fields_(new FieldSet(doc, this)) {
   tabs_ = new QTabWidget;
-  tabs_->addTab(build_scenario_tab(), tr("Scenario"));
   tabs_->addTab(build_cluster_tab(), tr("Cluster"));
   tabs_->addTab(build_fabric_tab(), tr("Fabric"));
   tabs_->addTab(build_storage_tab(), tr("Storage design"));
@@ -85,6 +84,7 @@ EditorView::EditorView(ScenarioDocument* doc, QWidget* parent)
   tabs_->addTab(failures_, tr("Failures"));
   expectations_ = new ExpectationsTable(doc);
   tabs_->addTab(expectations_, tr("Expectations"));
+  tabs_->addTab(build_scenario_tab(), tr("Scenario && simulation"));
   tabs_->addTab(build_raw_tab(), tr("Raw JSON"));
   status_ = new QLabel;
   status_->setObjectName("validation_status");
@@ -564,6 +564,12 @@ void EditorView::show_validation(const Validation& v) {
   status_->setText(QString::fromStdString(v.message));
   if (!v.pointer) return;
   const QString message = QString::fromStdString(v.message);
+  // Under a field, what follows its path: "expected an integer in 1..65536, found 0".
+  const size_t at = v.message.find(v.json_path + ": ");
+  const QString detail =
+      at == std::string::npos
+          ? message
+          : QString::fromStdString(v.message.substr(at + v.json_path.size() + 2));
   const std::string p = v.pointer->to_string();
   if (p.rfind("/workloads/", 0) == 0) {
     const int row = std::stoi(p.substr(11));
@@ -573,7 +579,7 @@ void EditorView::show_validation(const Validation& v) {
     }
     mark_tab(workload_list_, true);
     if (row == selected_workload()) {
-      if (const Field* f = workload_fields_->show_error(*v.pointer, message))
+      if (const Field* f = workload_fields_->show_error(*v.pointer, message, detail))
         error_widget_ = f->editor;
     }
     if (!error_widget_) error_widget_ = workload_list_;
@@ -583,7 +589,7 @@ void EditorView::show_validation(const Validation& v) {
     error_widget_ = failures_->table();
   } else if (expectations_->show_error(*v.pointer, message)) {
     error_widget_ = expectations_->table();
-  } else if (const Field* f = fields_->show_error(*v.pointer, message)) {
+  } else if (const Field* f = fields_->show_error(*v.pointer, message, detail)) {
     error_widget_ = f->editor;
   }
   if (error_widget_) mark_tab(error_widget_, true);

@@ -68,9 +68,9 @@ void FieldSet::add_rows(QFormLayout* form, const std::vector<FieldSpec>& specs) 
     f.editor->setObjectName(QString::fromStdString(spec.key));
     f.editor->setProperty("granary_tooltip", spec.tooltip);
     f.editor->setToolTip(spec.tooltip);
+    f.editor->setMinimumHeight(f.editor->sizeHint().height());
     f.error = new QLabel;
     f.error->setStyleSheet("color: #c62828;");
-    f.error->setWordWrap(true);
     f.error->setVisible(false);
     auto* cell = new QWidget;
     auto* box = new QVBoxLayout(cell);
@@ -145,7 +145,10 @@ void FieldSet::show(const Field& f, const Json* value) {
   const QSignalBlocker block(f.editor);
   if (auto* e = qobject_cast<QLineEdit*>(f.editor)) {
     const QString text = value ? text_of(*value) : QString();
-    if (e->text() != text) e->setText(text);
+    if (e->text() != text) {
+      e->setText(text);
+      e->setCursorPosition(0);  // a long description shows its start
+    }
     return;
   }
   auto* c = qobject_cast<QComboBox*>(f.editor);
@@ -182,7 +185,8 @@ void FieldSet::refresh() {
   }
 }
 
-const Field* FieldSet::show_error(const JsonPointer& pointer, const QString& message) {
+const Field* FieldSet::show_error(const JsonPointer& pointer, const QString& message,
+                                  const QString& detail) {
   const Field* best = nullptr;
   size_t best_depth = 0;
   for (const Field& f : fields_) {
@@ -202,7 +206,7 @@ const Field* FieldSet::show_error(const JsonPointer& pointer, const QString& mes
   }
   if (best) {
     mark_error(best->editor, message);
-    best->error->setText(message);
+    best->error->setText(detail);
     best->error->setVisible(true);
   }
   return best;

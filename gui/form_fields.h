@@ -67,8 +67,10 @@ class FieldSet : public QObject {
   // Shows the document's values (no edits result).
   void refresh();
   // Shows `message` at the field for `pointer` (its own, or the nearest enclosing or enclosed
-  // key); returns the field, or null when no field of this set concerns the pointer.
-  const Field* show_error(const JsonPointer& pointer, const QString& message);
+  // key): the whole message as its tooltip, `detail` (what follows the path) in red under it;
+  // returns the field, or null when no field of this set concerns the pointer.
+  const Field* show_error(const JsonPointer& pointer, const QString& message,
+                          const QString& detail);
   void clear_errors();
 
   const std::vector<Field>& fields() const { return fields_; }

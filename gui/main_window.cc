@@ -270,8 +270,9 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
 
 void MainWindow::on_validated(const Validation& v) {
   if (!runs_->is_running()) {
-    status_->setText(v.ok ? tr("Valid: %1").arg(QString::fromStdString(v.summary))
-                          : QString::fromStdString(v.message));
+    // The editor's own status line has the details.
+    status_->setText(v.ok ? tr("Scenario valid. Run > Run (F5) simulates it.")
+                          : tr("Invalid scenario: %1").arg(QString::fromStdString(v.message)));
   }
   if (v.ok && v.topology) {
     topology_->set_topology(*v.topology, QString::fromStdString(v.summary));

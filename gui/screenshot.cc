@@ -57,7 +57,8 @@ Status write_screenshot(const ScreenshotOptions& o) {
   w.show();
   QApplication::processEvents();
   w.resize(o.size);  // after show: the window manager of a real platform may have changed it
-  QApplication::processEvents();
+  // Layout requests travel up one parent per round of events.
+  for (int i = 0; i < 8; ++i) QApplication::processEvents();
   const QPixmap shot = w.grab();
   if (!shot.save(o.out_png, "PNG")) {
     return Status::io_error(o.out_png.toStdString() + ": cannot write the PNG");

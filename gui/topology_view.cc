@@ -8,8 +8,6 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <queue>
 
 namespace granary::gui {
 
@@ -18,8 +16,10 @@ namespace {
 using models::LinkRole;
 using models::NodeKind;
 
-constexpr double kHostW = 96, kHostH = 17, kHostGap = 3;
-constexpr double kRackGap = 12, kSwitchH = 24, kLevelGap = 100, kRackTop = 44;
+// Geometry (scene units: pixels at scale 1) and the labels' size in points.
+constexpr double kHostW = 60, kHostH = 18, kHostGap = 4, kBusW = 12;
+constexpr double kRackGap = 8, kSwitchH = 24, kLevelGap = 150, kRackHeader = 34;
+constexpr double kSmallPt = 7;
 constexpr int kHostsPerColumn = 24;
 
 const QColor kClientColor(0xc8, 0xe6, 0xc9), kStorageColor(0xbb, 0xde, 0xfb),
@@ -135,210 +135,226 @@ QString TopologyView::legend_for(const QString& summary) const {
            key(kSwitchColor, tr("switch")), key(kHighlight, tr("bottleneck")));
 }
 
+// The topology as a tree from the top switch, and the items drawn so far.
+struct TopologyView::Drawing {
+  const models::Topology& t;
+  QGraphicsScene* scene;
+  std::vector<int> parent, up_link, depth;
+  std::vector<std::vector<int>> children;
+  std::vector<int> order;   // depth first from the top switch, children in index order
+  std::vector<int> leaves;  // switches with hosts below them, in order
+  int leaf_depth = 0;
+  std::vector<QPointF> top, bottom;
+  std::vector<double> center_x;
+  std::vector<QGraphicsRectItem*> box;
+
+  Drawing(const models::Topology& topology, QGraphicsScene* s) : t(topology), scene(s) {
+    const size_t n = t.nodes.size();
+    parent.assign(n, -1);
+    up_link.assign(n, -1);
+    depth.assign(n, 0);
+    children.assign(n, {});
+    top.assign(n, {});
+    bottom.assign(n, {});
+    center_x.assign(n, -1);
+    box.assign(n, nullptr);
+  }
+  NodeKind kind(int v) const { return t.nodes[static_cast<size_t>(v)].kind; }
+  QString name(int v) const { return QString::fromStdString(t.nodes[static_cast<size_t>(v)].name); }
+  bool is_host(int v) const {
+    return kind(v) == NodeKind::kClient || kind(v) == NodeKind::kStorage ||
+           kind(v) == NodeKind::kMds;
+  }
+  const models::TopologyLink& link_up(int v) const {
+    return t.links[static_cast<size_t>(up_link[static_cast<size_t>(v)])];
+  }
+};
+
+void TopologyView::build_tree(Drawing& d) const {
+  const size_t n = d.t.nodes.size();
+  if (n == 0) return;
+  std::vector<std::vector<std::pair<int, int>>> adjacent(n);
+  for (size_t i = 0; i < d.t.links.size(); ++i) {
+    const auto& l = d.t.links[i];
+    adjacent[static_cast<size_t>(l.a)].push_back({l.b, static_cast<int>(i)});
+    adjacent[static_cast<size_t>(l.b)].push_back({l.a, static_cast<int>(i)});
+  }
+  int root = d.t.switches.empty() ? 0 : d.t.switches.back();
+  for (int s : d.t.switches) {
+    if (d.name(s) == "spine" || d.name(s) == "core") root = s;
+  }
+  std::vector<bool> seen(n, false);
+  std::vector<int> stack = {root};
+  seen[static_cast<size_t>(root)] = true;
+  while (!stack.empty()) {  // depth first, children in index order
+    const int v = stack.back();
+    stack.pop_back();
+    d.order.push_back(v);
+    auto next = adjacent[static_cast<size_t>(v)];
+    std::sort(next.rbegin(), next.rend());
+    for (auto [w, link] : next) {
+      if (seen[static_cast<size_t>(w)]) continue;
+      seen[static_cast<size_t>(w)] = true;
+      d.parent[static_cast<size_t>(w)] = v;
+      d.up_link[static_cast<size_t>(w)] = link;
+      d.depth[static_cast<size_t>(w)] = d.depth[static_cast<size_t>(v)] + 1;
+      stack.push_back(w);
+    }
+  }
+  for (int v : d.order) {
+    if (d.parent[static_cast<size_t>(v)] >= 0) {
+      d.children[static_cast<size_t>(d.parent[static_cast<size_t>(v)])].push_back(v);
+    }
+  }
+  for (int v : d.order) {
+    if (d.kind(v) != NodeKind::kSwitch) continue;
+    const auto& c = d.children[static_cast<size_t>(v)];
+    if (std::any_of(c.begin(), c.end(), [&](int w) { return d.is_host(w); })) {
+      d.leaves.push_back(v);
+      d.leaf_depth = std::max(d.leaf_depth, d.depth[static_cast<size_t>(v)]);
+    }
+  }
+}
+
+QGraphicsRectItem* TopologyView::add_box(Drawing& d, int v, const QRectF& r, const QString& text) {
+  auto* item = scene_->addRect(r, QPen(QColor(0x55, 0x55, 0x55), 1), color_of(d.kind(v)));
+  item->setZValue(1);
+  item->setData(0, static_cast<int>(d.kind(v)));
+  item->setData(1, d.name(v));
+  item->setToolTip(d.name(v));
+  auto* label = new QGraphicsSimpleTextItem(text, item);
+  QFont f = label->font();
+  f.setPointSizeF(kSmallPt);
+  label->setFont(f);
+  const QRectF b = label->boundingRect();
+  label->setPos(r.left() + 3, r.center().y() - b.height() / 2);
+  d.box[static_cast<size_t>(v)] = item;
+  d.top[static_cast<size_t>(v)] = QPointF(r.center().x(), r.top());
+  d.bottom[static_cast<size_t>(v)] = QPointF(r.center().x(), r.bottom());
+  d.center_x[static_cast<size_t>(v)] = r.center().x();
+  ++node_items_[static_cast<int>(d.kind(v))];
+  return item;
+}
+
+// A leaf at `x` and its rack of hosts below it (a client's own drive set, design local, right
+// after the client); returns the rack's width.
+double TopologyView::draw_rack(Drawing& d, int leaf, double x) {
+  std::vector<int> hosts;
+  for (int c : d.children[static_cast<size_t>(leaf)]) {
+    if (!d.is_host(c)) continue;
+    hosts.push_back(c);
+    for (int w : d.children[static_cast<size_t>(c)]) {
+      if (d.kind(w) == NodeKind::kStorage) hosts.push_back(w);
+    }
+  }
+  const int n = static_cast<int>(hosts.size());
+  const int columns = std::max(1, (n + kHostsPerColumn - 1) / kHostsPerColumn);
+  const double column_w = kHostW + kBusW;
+  const double width = columns * column_w;
+  const double leaf_y = d.leaf_depth * kLevelGap;
+  add_box(d, leaf, QRectF(x, leaf_y, width, kSwitchH), d.name(leaf));
+  // The rack's header: each host's link speed (and a server's drives).
+  QStringList speeds, drives;
+  for (int h : hosts) {
+    const QString s = format_link_speed(d.link_up(h).forward_bytes_per_s);
+    if (!speeds.contains(s)) speeds << s;
+    int count = 0;
+    for (int c : d.children[static_cast<size_t>(h)]) count += d.kind(c) == NodeKind::kDrive;
+    if (count > 0 && !drives.contains(QString::number(count))) drives << QString::number(count);
+  }
+  QString header = speeds.join(", ") + tr(" each");
+  if (!drives.isEmpty()) header += "\n" + tr("%1 drives each").arg(drives.join(", "));
+  add_label(scene_, header, x + width / 2, leaf_y + kSwitchH + kRackHeader / 2, kSmallPt);
+  const double rack_y = leaf_y + kSwitchH + kRackHeader;
+  for (int i = 0; i < n; ++i) {
+    const int h = hosts[static_cast<size_t>(i)];
+    const int column = i / kHostsPerColumn, row = i % kHostsPerColumn;
+    const double bus_x = x + column * column_w + 3;
+    const double y = rack_y + row * (kHostH + kHostGap);
+    QGraphicsRectItem* host =
+        add_box(d, h, QRectF(bus_x + kBusW - 3, y, kHostW, kHostH), d.name(h));
+    // The host's link: a tick from the rack's bus, wider the faster.
+    const int link = d.up_link[static_cast<size_t>(h)];
+    const double gbps = d.link_up(h).forward_bytes_per_s * 8 / 1e9;
+    const double pen_w = std::clamp(1 + std::log2(std::max(1.0, gbps / 25)), 1.0, 5.0);
+    link_items_[static_cast<size_t>(link)].lines.push_back(
+        scene_->addLine(bus_x, y + kHostH / 2, bus_x + kBusW - 3, y + kHostH / 2,
+                        QPen(QColor(0x44, 0x44, 0x44), pen_w)));
+    if (row == 0) {
+      const int last = std::min(n - column * kHostsPerColumn, kHostsPerColumn) - 1;
+      scene_->addLine(bus_x, leaf_y + kSwitchH, bus_x, y + last * (kHostH + kHostGap) + kHostH / 2,
+                      QPen(QColor(0x88, 0x88, 0x88), 1));
+    }
+    fold_in(d, h, host);
+  }
+  return width;
+}
+
+// What a host's box stands for too: a client's memory (or GPUDirect) path, a server's drives
+// (a strip at the box's right end).
+void TopologyView::fold_in(Drawing& d, int h, QGraphicsRectItem* host) {
+  QGraphicsRectItem* strip = nullptr;
+  int drives = 0;
+  for (int c : d.children[static_cast<size_t>(h)]) drives += d.kind(c) == NodeKind::kDrive;
+  if (drives > 0) {
+    const QRectF r = host->rect();
+    strip = scene_->addRect(QRectF(r.right() - 7, r.top() + 2, 5, r.height() - 4), Qt::NoPen,
+                            kDriveColor);
+    strip->setZValue(1.5);
+    strip->setToolTip(tr("%1: %2 drives").arg(d.name(h)).arg(drives));
+  }
+  for (int c : d.children[static_cast<size_t>(h)]) {
+    auto& items = link_items_[static_cast<size_t>(d.up_link[static_cast<size_t>(c)])];
+    if (d.kind(c) == NodeKind::kClientSink) items.shapes.push_back(host);
+    if (d.kind(c) == NodeKind::kDrive && strip) items.shapes.push_back(strip);
+  }
+}
+
+// Switches above the leaves, bottom-up, centred over their children; the fabric links from each
+// switch's top to its parent's bottom, labelled just above the lower switch.
+void TopologyView::draw_fabric(Drawing& d) {
+  for (int level = d.leaf_depth - 1; level >= 0; --level) {
+    for (int v : d.order) {
+      if (d.kind(v) != NodeKind::kSwitch || d.depth[static_cast<size_t>(v)] != level) continue;
+      double lo = 1e18, hi = -1e18;
+      for (int c : d.children[static_cast<size_t>(v)]) {
+        if (d.center_x[static_cast<size_t>(c)] < 0) continue;
+        lo = std::min(lo, d.center_x[static_cast<size_t>(c)]);
+        hi = std::max(hi, d.center_x[static_cast<size_t>(c)]);
+      }
+      if (lo > hi) lo = hi = 0;
+      const double w = std::clamp(hi - lo, 90.0, 240.0);
+      add_box(d, v, QRectF((lo + hi) / 2 - w / 2, level * kLevelGap, w, kSwitchH), d.name(v));
+    }
+  }
+  int labelled = 0;
+  for (int v : d.order) {
+    const int p = d.parent[static_cast<size_t>(v)];
+    if (p < 0 || d.kind(v) != NodeKind::kSwitch || !d.box[static_cast<size_t>(v)]) continue;
+    const auto& l = d.link_up(v);
+    const double gbps = l.forward_bytes_per_s * 8 / 1e9;
+    const double pen_w = std::clamp(1 + 1.2 * std::log2(std::max(1.0, gbps / 100)), 1.0, 9.0);
+    const QPointF from = d.top[static_cast<size_t>(v)], to = d.bottom[static_cast<size_t>(p)];
+    auto* line = scene_->addLine(
+        QLineF(from, to), QPen(QColor(0x60, 0x7d, 0x8b), pen_w, Qt::SolidLine, Qt::RoundCap));
+    line->setToolTip(QString::fromStdString(l.name) + ": " + link_label(l));
+    link_items_[static_cast<size_t>(d.up_link[static_cast<size_t>(v)])].lines.push_back(line);
+    // Neighbours' labels alternate in height, so that wide ones do not touch.
+    const double above = labelled++ % 2 == 0 ? 14.0 : 30.0;
+    const QPointF at = from + (to - from) * (above / std::max(1.0, std::abs(to.y() - from.y())));
+    add_label(scene_, link_label(l), at.x(), at.y(), kSmallPt);
+  }
+}
+
 void TopologyView::build_scene() {
   scene_->clear();
   node_items_.clear();
   link_items_.assign(topology_.links.size(), {});
-  const auto& nodes = topology_.nodes;
-  const int n = static_cast<int>(nodes.size());
-  // The tree from the top switch: parent and the link to it, children in index order.
-  std::vector<std::vector<std::pair<int, int>>> adjacent(static_cast<size_t>(n));
-  for (size_t i = 0; i < topology_.links.size(); ++i) {
-    const auto& l = topology_.links[i];
-    adjacent[static_cast<size_t>(l.a)].push_back({l.b, static_cast<int>(i)});
-    adjacent[static_cast<size_t>(l.b)].push_back({l.a, static_cast<int>(i)});
-  }
-  int root = topology_.switches.empty() ? 0 : topology_.switches.back();
-  for (int s : topology_.switches) {
-    if (nodes[static_cast<size_t>(s)].name == "spine" ||
-        nodes[static_cast<size_t>(s)].name == "core")
-      root = s;
-  }
-  std::vector<int> parent(static_cast<size_t>(n), -1), up_link(static_cast<size_t>(n), -1);
-  std::vector<std::vector<int>> children(static_cast<size_t>(n));
-  std::vector<int> order;
-  std::vector<bool> seen(static_cast<size_t>(n), false);
-  std::function<void(int)> visit = [&](int v) {
-    seen[static_cast<size_t>(v)] = true;
-    order.push_back(v);
-    auto next = adjacent[static_cast<size_t>(v)];
-    std::sort(next.begin(), next.end());
-    for (auto [w, link] : next) {
-      if (seen[static_cast<size_t>(w)]) continue;
-      parent[static_cast<size_t>(w)] = v;
-      up_link[static_cast<size_t>(w)] = link;
-      children[static_cast<size_t>(v)].push_back(w);
-      visit(w);
-    }
-  };
-  if (n > 0) visit(root);
-  auto kind = [&](int v) { return nodes[static_cast<size_t>(v)].kind; };
-  auto is_host = [&](int v) {
-    return kind(v) == NodeKind::kClient || kind(v) == NodeKind::kStorage ||
-           kind(v) == NodeKind::kMds;
-  };
-  // Switch depth; leaves are the switches with hosts below them.
-  std::vector<int> depth(static_cast<size_t>(n), 0);
-  int leaf_depth = 0;
-  for (int v : order) {
-    if (parent[static_cast<size_t>(v)] >= 0)
-      depth[static_cast<size_t>(v)] =
-          depth[static_cast<size_t>(parent[static_cast<size_t>(v)])] + 1;
-  }
-  std::vector<int> leaves;
-  for (int v : order) {
-    if (kind(v) != NodeKind::kSwitch) continue;
-    for (int c : children[static_cast<size_t>(v)]) {
-      if (is_host(c)) {
-        leaves.push_back(v);
-        leaf_depth = std::max(leaf_depth, depth[static_cast<size_t>(v)]);
-        break;
-      }
-    }
-  }
-  std::vector<QPointF> top(static_cast<size_t>(n)), bottom(static_cast<size_t>(n));
-  std::vector<double> center_x(static_cast<size_t>(n), -1);
-  std::vector<QGraphicsRectItem*> box(static_cast<size_t>(n), nullptr);
-  const double leaf_y = leaf_depth * kLevelGap;
-  QFont small_font;
-  small_font.setPointSizeF(7.5);
-
-  auto add_box = [&](int v, QRectF r, const QString& text) {
-    auto* item = scene_->addRect(r, QPen(QColor(0x55, 0x55, 0x55), 1), color_of(kind(v)));
-    item->setZValue(1);
-    item->setData(0, static_cast<int>(kind(v)));
-    item->setData(1, QString::fromStdString(nodes[static_cast<size_t>(v)].name));
-    item->setToolTip(QString::fromStdString(nodes[static_cast<size_t>(v)].name));
-    auto* label = new QGraphicsSimpleTextItem(text, item);
-    label->setFont(small_font);
-    const QRectF b = label->boundingRect();
-    label->setPos(r.left() + 4, r.center().y() - b.height() / 2);
-    box[static_cast<size_t>(v)] = item;
-    top[static_cast<size_t>(v)] = QPointF(r.center().x(), r.top());
-    bottom[static_cast<size_t>(v)] = QPointF(r.center().x(), r.bottom());
-    center_x[static_cast<size_t>(v)] = r.center().x();
-    ++node_items_[static_cast<int>(kind(v))];
-  };
-
-  // Racks: a leaf and, below it, its hosts (a client's own drive set, design local, after it).
+  Drawing d(topology_, scene_);
+  build_tree(d);
   double x = 0;
-  for (int leaf : leaves) {
-    std::vector<int> hosts;
-    for (int c : children[static_cast<size_t>(leaf)]) {
-      if (!is_host(c)) continue;
-      hosts.push_back(c);
-      for (int d : children[static_cast<size_t>(c)]) {
-        if (kind(d) == NodeKind::kStorage) hosts.push_back(d);
-      }
-    }
-    const int columns =
-        std::max(1, (static_cast<int>(hosts.size()) + kHostsPerColumn - 1) / kHostsPerColumn);
-    const double width = columns * (kHostW + 14);
-    add_box(leaf, QRectF(x, leaf_y, width - 4, kSwitchH),
-            QString::fromStdString(nodes[static_cast<size_t>(leaf)].name));
-    // The hosts' link speeds under the leaf.
-    QStringList speeds;
-    for (int h : hosts) {
-      const QString s =
-          format_link_speed(topology_.links[static_cast<size_t>(up_link[static_cast<size_t>(h)])]
-                                .forward_bytes_per_s);
-      if (!speeds.contains(s)) speeds << s;
-    }
-    if (!speeds.isEmpty()) {
-      add_label(scene_, speeds.join(", ") + tr(" each"), x + width / 2, leaf_y + kSwitchH + 11,
-                7.5);
-    }
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      const int h = hosts[i];
-      const int column = static_cast<int>(i) / kHostsPerColumn;
-      const int row = static_cast<int>(i) % kHostsPerColumn;
-      const double bus_x = x + column * (kHostW + 14) + 6;
-      const double y = leaf_y + kSwitchH + kRackTop - 20 + row * (kHostH + kHostGap);
-      const auto& node = nodes[static_cast<size_t>(h)];
-      QString text = QString::fromStdString(node.name);
-      add_box(h, QRectF(bus_x + 8, y, kHostW, kHostH), text);
-      const int link = up_link[static_cast<size_t>(h)];
-      const auto& l = topology_.links[static_cast<size_t>(link)];
-      // The host's link: a tick from the rack's bus (a client's local drives: from the client).
-      const double width_px =
-          std::clamp(1 + std::log2(std::max(1.0, l.forward_bytes_per_s * 8 / 1e9 / 25)), 1.0, 5.0);
-      auto* tick = scene_->addLine(bus_x, y + kHostH / 2, bus_x + 8, y + kHostH / 2,
-                                   QPen(QColor(0x44, 0x44, 0x44), width_px));
-      link_items_[static_cast<size_t>(link)].lines.push_back(tick);
-      if (row == 0) {
-        const int last = std::min<int>(static_cast<int>(hosts.size()) - column * kHostsPerColumn,
-                                       kHostsPerColumn) -
-                         1;
-        scene_->addLine(bus_x, leaf_y + kSwitchH, bus_x,
-                        y + last * (kHostH + kHostGap) + kHostH / 2,
-                        QPen(QColor(0x88, 0x88, 0x88), 1));
-      }
-      // Folded in: a client's memory (or GPUDirect) path, a server's drives.
-      for (int c : children[static_cast<size_t>(h)]) {
-        const int cl = up_link[static_cast<size_t>(c)];
-        if (kind(c) == NodeKind::kClientSink) {
-          link_items_[static_cast<size_t>(cl)].shapes.push_back(box[static_cast<size_t>(h)]);
-        }
-      }
-      if (node.kind == NodeKind::kStorage) {
-        int drives = 0;
-        for (int c : children[static_cast<size_t>(h)])
-          drives += kind(c) == NodeKind::kDrive ? 1 : 0;
-        if (drives > 0) {
-          auto* strip = scene_->addRect(QRectF(bus_x + 8 + kHostW - 26, y + 2, 22, kHostH - 4),
-                                        QPen(Qt::NoPen), kDriveColor);
-          strip->setZValue(1.5);
-          strip->setToolTip(tr("%1 drives").arg(drives));
-          auto* count = new QGraphicsSimpleTextItem(QString::number(drives), strip);
-          QFont f = small_font;
-          f.setPointSizeF(6.5);
-          count->setFont(f);
-          count->setBrush(Qt::white);
-          const QRectF b = count->boundingRect();
-          count->setPos(bus_x + 8 + kHostW - 15 - b.width() / 2, y + kHostH / 2 - b.height() / 2);
-          for (int c : children[static_cast<size_t>(h)]) {
-            if (kind(c) == NodeKind::kDrive)
-              link_items_[static_cast<size_t>(up_link[static_cast<size_t>(c)])].shapes.push_back(
-                  strip);
-          }
-        }
-      }
-    }
-    x += width + kRackGap;
-  }
-  // Switches above the leaves, bottom-up: centred over their children.
-  for (int level = leaf_depth - 1; level >= 0; --level) {
-    for (int v : order) {
-      if (kind(v) != NodeKind::kSwitch || depth[static_cast<size_t>(v)] != level) continue;
-      double lo = 1e18, hi = -1e18;
-      for (int c : children[static_cast<size_t>(v)]) {
-        if (center_x[static_cast<size_t>(c)] < 0) continue;
-        lo = std::min(lo, center_x[static_cast<size_t>(c)]);
-        hi = std::max(hi, center_x[static_cast<size_t>(c)]);
-      }
-      if (lo > hi) lo = hi = 0;
-      const double w = std::max(90.0, std::min(hi - lo, 240.0));
-      add_box(v, QRectF((lo + hi) / 2 - w / 2, level * kLevelGap, w, kSwitchH),
-              QString::fromStdString(nodes[static_cast<size_t>(v)].name));
-    }
-  }
-  // Fabric links: from a switch's top to its parent's bottom, labelled near the lower end.
-  for (int v : order) {
-    const int p = parent[static_cast<size_t>(v)];
-    if (p < 0 || kind(v) != NodeKind::kSwitch || !box[static_cast<size_t>(v)]) continue;
-    const auto& l = topology_.links[static_cast<size_t>(up_link[static_cast<size_t>(v)])];
-    const double gbps = l.forward_bytes_per_s * 8 / 1e9;
-    const double width_px = std::clamp(1 + 1.2 * std::log2(std::max(1.0, gbps / 100)), 1.0, 9.0);
-    auto* line =
-        scene_->addLine(QLineF(top[static_cast<size_t>(v)], bottom[static_cast<size_t>(p)]),
-                        QPen(QColor(0x60, 0x7d, 0x8b), width_px, Qt::SolidLine, Qt::RoundCap));
-    line->setZValue(0);
-    line->setToolTip(QString::fromStdString(l.name) + ": " + link_label(l));
-    link_items_[static_cast<size_t>(up_link[static_cast<size_t>(v)])].lines.push_back(line);
-    const QPointF at = top[static_cast<size_t>(v)] +
-                       (bottom[static_cast<size_t>(p)] - top[static_cast<size_t>(v)]) * 0.2;
-    add_label(scene_, link_label(l), at.x(), at.y(), 7.5);
-  }
+  for (int leaf : d.leaves) x += draw_rack(d, leaf, x) + kRackGap;
+  draw_fabric(d);
   scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10));
 }
 

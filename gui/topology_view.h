@@ -22,6 +22,8 @@
 
 class QGraphicsScene;
 class QAbstractGraphicsShapeItem;
+class QGraphicsLineItem;
+class QGraphicsRectItem;
 
 namespace granary::gui {
 
@@ -55,10 +57,16 @@ class TopologyView : public QWidget {
  private:
   struct LinkItems {
     std::vector<QAbstractGraphicsShapeItem*> shapes;  // outlined in red when highlighted
-    std::vector<class QGraphicsLineItem*> lines;      // drawn red and wider
+    std::vector<QGraphicsLineItem*> lines;            // drawn red and wider
   };
+  struct Drawing;
   void fit();
   void build_scene();
+  void build_tree(Drawing& d) const;
+  QGraphicsRectItem* add_box(Drawing& d, int node, const QRectF& r, const QString& text);
+  double draw_rack(Drawing& d, int leaf, double x);
+  void fold_in(Drawing& d, int host, QGraphicsRectItem* box);
+  void draw_fabric(Drawing& d);
   QString legend_for(const QString& summary) const;
 
   QLabel* legend_;

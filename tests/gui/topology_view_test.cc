@@ -41,8 +41,8 @@ TEST(TopologyView, TheFlagshipShowsEveryClientAndStorageServer) {
   EXPECT_EQ(t.node_item_count(NodeKind::kSwitch), 19);
   EXPECT_EQ(t.node_item_count(NodeKind::kDrive), 0);  // folded into their servers
   const QStringList labels = texts(t);
-  EXPECT_TRUE(labels.contains("200 Gb/s each"));  // the client NICs
-  EXPECT_TRUE(labels.contains("800 Gb/s each"));  // 2 x 400 Gb/s per storage server
+  EXPECT_TRUE(labels.contains("200 Gb/s each"));                  // the client NICs
+  EXPECT_TRUE(labels.contains("800 Gb/s each\n24 drives each"));  // 2 x 400 Gb/s per server
   int fabric = 0;
   for (const QString& l : labels) fabric += l.contains("×") && l.endsWith("Gb/s") ? 1 : 0;
   EXPECT_EQ(fabric, 18) << labels.join(" | ").toStdString();  // one per leaf uplink
