@@ -241,29 +241,8 @@ QWidget* EditorView::build_storage_tab() {
   return scrolled(page);
 }
 
-QWidget* EditorView::build_workloads_tab() {
-  auto* page = new QWidget;
-  auto* h = new QHBoxLayout(page);
-  auto* left = new QVBoxLayout;
-  workload_list_ = new QListWidget;
-  workload_list_->setMaximumWidth(260);
-  left->addWidget(workload_list_);
-  auto* add = new QToolButton;
-  add->setText(tr("Add"));
-  add->setPopupMode(QToolButton::InstantPopup);
-  auto* menu = new QMenu(add);
-  for (const char* type : {"training_read", "checkpoint", "block", "boot_storm"}) {
-    menu->addAction(type, this, [this, type] { add_workload(type); });
-  }
-  add->setMenu(menu);
-  auto* remove = new QPushButton(tr("Remove"));
-  connect(remove, &QPushButton::clicked, this, &EditorView::remove_workload);
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(add);
-  buttons->addWidget(remove);
-  left->addLayout(buttons);
-  h->addLayout(left);
-
+// The selected workload's form: its name, type and preset, and a group per type.
+QWidget* EditorView::build_workload_form() {
   workload_form_ = new QWidget;
   auto* v = new QVBoxLayout(workload_form_);
   const QStringList presets = qt_list(models::mlperf_workload_names()) +
@@ -321,7 +300,33 @@ QWidget* EditorView::build_workloads_tab() {
            {num("/boot_read_mib", tr("Boot read per node (MiB)"), "256"),
             num("/boot_write_mib", tr("Boot write per node (MiB)"), "0")});
   v->addStretch();
-  h->addWidget(scrolled(workload_form_), 1);
+  return workload_form_;
+}
+
+QWidget* EditorView::build_workloads_tab() {
+  auto* page = new QWidget;
+  auto* h = new QHBoxLayout(page);
+  auto* left = new QVBoxLayout;
+  workload_list_ = new QListWidget;
+  workload_list_->setMaximumWidth(260);
+  left->addWidget(workload_list_);
+  auto* add = new QToolButton;
+  add->setText(tr("Add"));
+  add->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(add);
+  for (const char* type : {"training_read", "checkpoint", "block", "boot_storm"}) {
+    menu->addAction(type, this, [this, type] { add_workload(type); });
+  }
+  add->setMenu(menu);
+  auto* remove = new QPushButton(tr("Remove"));
+  connect(remove, &QPushButton::clicked, this, &EditorView::remove_workload);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(add);
+  buttons->addWidget(remove);
+  left->addLayout(buttons);
+  h->addLayout(left);
+
+  h->addWidget(scrolled(build_workload_form()), 1);
   connect(workload_list_, &QListWidget::currentRowChanged, this, [this](int row) {
     if (row < 0) return;
     workload_fields_->set_base(JsonPointer("/workloads/" + std::to_string(row)));

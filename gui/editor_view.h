@@ -67,6 +67,7 @@ class EditorView : public QWidget {
   QWidget* build_fabric_tab();
   QWidget* build_storage_tab();
   QWidget* build_workloads_tab();
+  QWidget* build_workload_form();
   QWidget* build_raw_tab();
   void refresh_workloads();
   void refresh_raw();
