@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/resources.h"
 #include "models/catalog.h"
 #include "models/expectations.h"
@@ -48,8 +49,7 @@ class ProgressBar {
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (elapsed < 2.0 || now - last_ < std::chrono::milliseconds(200)) return;
     last_ = now;
-    double fraction = std::clamp(run_fraction, 0.0, 1.0);
-    if (expected_s_ > 0) fraction = std::max(fraction, std::min(0.99, sim_s / expected_s_));
+    const double fraction = progress_fraction(sim_s, run_fraction, expected_s_);
     const int width = 30;
     const int filled = static_cast<int>(fraction * width);
     const std::string eta =
@@ -386,6 +386,7 @@ struct RunArgs {
   std::string out;
   std::optional<uint64_t> seed;
   bool quiet = false;
+  std::string progress;  // --progress: none, bar or json (empty: bar on a terminal)
   ResourceArgs resources;
 };
 
@@ -406,13 +407,20 @@ void run_run(RunArgs& a, ExitCode& code) {
   std::cerr << "granary: " << a.path << ": seed " << seed << ", " << plan.reason << "\n";
   std::cerr << "granary: estimate: " << sim::cost_summary(cost) << "\n";
   start_watchdog(a.path, a.resources.limits());
-  ProgressBar bar(!a.quiet && isatty(STDERR_FILENO), cost.simulated_s);
+  ProgressMode mode = !a.quiet && isatty(STDERR_FILENO) ? ProgressMode::kBar : ProgressMode::kNone;
+  if (!a.progress.empty()) mode = *parse_progress_mode(a.progress);  // checked by CLI11
+  ProgressBar bar(mode == ProgressMode::kBar, cost.simulated_s);
+  JsonProgress json_progress({.expected_simulated_s = cost.simulated_s});
   sim::RunOptions o;
   o.seed = seed;
-  o.on_progress = [&bar](double t, double f) { bar.update(t, f); };
+  o.on_progress = [&](double t, double f) {
+    if (mode == ProgressMode::kJson) json_progress.update(t, f);
+    bar.update(t, f);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   auto report = sim::run_scenario(*scenario, o);
   bar.finish();
+  if (mode == ProgressMode::kJson && report.ok()) json_progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!report.ok()) return fail_input(code, report.status());
   const std::vector<models::Expectation>& expectations = scenario->expectations;
@@ -546,6 +554,10 @@ void register_run_commands(CLI::App& app, ExitCode& code) {
   run->add_option("--out", run_args->out, "write the report (JSON) to this file");
   run->add_option("--seed", run_args->seed, "seed (default: the scenario's)");
   run->add_flag("--quiet", run_args->quiet, "no progress bar");
+  run->add_option("--progress", run_args->progress,
+                  "progress on stderr: none, bar (default on a terminal) or json (one "
+                  "{\"progress\": 0..1, \"simulated_s\": x} object per line)")
+      ->check(CLI::IsMember({"none", "bar", "json"}));
   add_resource_options(*run, run_args->resources);
   run->callback([run_args, &code] { run_run(*run_args, code); });
 

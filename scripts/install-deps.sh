@@ -9,11 +9,16 @@ build_pkgs=(
   libcli11-dev nlohmann-json3-dev
   libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # granary-gui (gui/): Qt 6 (Qt Charts needs the OpenGL module's CMake files), its SQLite
+  # driver, and a font (without one, offscreen labels render as boxes).
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libqt6sql6-sqlite libsqlite3-dev
+  fonts-dejavu-core
 )
 # Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the
 # bit-identity tests compare against; time(1) for the benchmark's peak-memory figure;
-# python3-jsonschema checks every report against docs/report.schema.json.
-test_pkgs=(ceph-base time python3-jsonschema)
+# python3-jsonschema checks every report against docs/report.schema.json; poppler's
+# pdftoppm/pdftotext to check rendered reports.
+test_pkgs=(ceph-base time python3-jsonschema poppler-utils)
 # `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 

@@ -1,0 +1,75 @@
+// granary-gui: the Qt planner (docs/gui.md). `granary-gui [SCENARIO]` opens the window;
+// `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`
+// writes a view as a PNG without a display (exit 0; errors: one line on stderr, exit 2).
+#include <QApplication>
+#include <QCommandLineParser>
+#include <cstdio>
+#include <cstring>
+
+#include "gui/main_window.h"
+#include "gui/screenshot.h"
+
+namespace {
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "granary-gui: %s\n", message.simplified().toUtf8().constData());
+  return 2;
+}
+
+// Screenshot mode: Qt's informational warnings (no XDG_RUNTIME_DIR, the offscreen platform's
+// missing features) would break the one-line-on-error contract; critical messages still print.
+void quiet_messages(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtCriticalMsg || type == QtFatalMsg) {
+    std::fprintf(stderr, "granary-gui: %s\n", message.simplified().toUtf8().constData());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The screenshot mode needs no display: Qt's offscreen platform, unless one was chosen.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--screenshot") != 0) continue;
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    qInstallMessageHandler(quiet_messages);
+  }
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Granary");
+  QApplication::setApplicationName("granary-gui");
+  QApplication::setApplicationVersion("0.1.0");
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Granary: plan GPU-cluster storage, run its simulation");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addOption({"screenshot", "Write the view as a PNG and exit.", "OUT.png"});
+  parser.addOption({"view", "The view to capture: editor, topology or results.", "VIEW", "editor"});
+  parser.addOption({"size", "The window size in pixels (default 1400x900).", "WxH", "1400x900"});
+  parser.addPositionalArgument("scenario", "A scenario file (JSON) to open.", "[SCENARIO.json]");
+  if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
+  if (parser.isSet("help")) parser.showHelp(0);
+  if (parser.isSet("version")) parser.showVersion();
+  const QStringList files = parser.positionalArguments();
+  if (files.size() > 1) return fail("expected one scenario file, found " + files.join(" "));
+
+  if (parser.isSet("screenshot")) {
+    granary::gui::ScreenshotOptions o;
+    o.out_png = parser.value("screenshot");
+    if (files.isEmpty()) return fail("--screenshot: expected a scenario file");
+    o.scenario = files.front();
+    const auto view = granary::gui::parse_view(parser.value("view"));
+    if (!view)
+      return fail("--view: expected editor, topology or results, found '" + parser.value("view") +
+                  "'");
+    o.view = *view;
+    const auto size = granary::gui::parse_size(parser.value("size"));
+    if (!size)
+      return fail("--size: expected WxH (200..8000 each), found '" + parser.value("size") + "'");
+    o.size = *size;
+    const granary::Status s = granary::gui::write_screenshot(o);
+    return s.ok() ? 0 : fail(QString::fromStdString(s.message()));
+  }
+  granary::gui::MainWindow window;
+  if (!files.isEmpty()) window.open_file(files.front());
+  window.show();
+  return QApplication::exec();
+}

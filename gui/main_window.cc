@@ -1,0 +1,298 @@
+// granary-gui's main window (main_window.h).
+#include "gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSettings>
+#include <QStatusBar>
+#include <memory>
+
+#include "gui/editor_view.h"
+#include "gui/summary_panel.h"
+#include "gui/topology_view.h"
+
+namespace granary::gui {
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+std::unique_ptr<QSettings> settings() {
+  return std::make_unique<QSettings>(QSettings::IniFormat, QSettings::UserScope, "Granary",
+                                     "granary-gui");
+}
+
+}  // namespace
+
+MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
+    : QMainWindow(parent),
+      options_(std::move(options)),
+      doc_(new ScenarioDocument(this)),
+      runs_(new RunController(this)) {
+  if (!options_.ask_to_save) {
+    options_.ask_to_save = [](QWidget* parent, const QString& file) {
+      return QMessageBox::warning(
+          parent, tr("Save changes?"), tr("%1 has unsaved changes. Save them?").arg(file),
+          QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    };
+  }
+  if (!options_.ask_file_name) {
+    options_.ask_file_name = [](QWidget* parent, bool save) {
+      const QString filter = tr("Scenarios (*.json)");
+      return save ? QFileDialog::getSaveFileName(parent, tr("Save scenario"), {}, filter)
+                  : QFileDialog::getOpenFileName(parent, tr("Open scenario"), {}, filter);
+    };
+  }
+  if (!options_.show_error) {
+    options_.show_error = [](QWidget* parent, const QString& message) {
+      QMessageBox::critical(parent, tr("Granary"), message);
+    };
+  }
+  views_ = new QTabWidget;
+  editor_ = new EditorView(doc_);
+  topology_ = new TopologyView;
+  results_ = new SummaryPanel;
+  views_->addTab(editor_, tr("Editor"));
+  views_->addTab(topology_, tr("Topology"));
+  views_->addTab(results_, tr("Results"));
+  views_->setDocumentMode(true);
+  setCentralWidget(views_);
+  status_ = new QLabel;
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 1000);
+  progress_->setMaximumWidth(260);
+  progress_->setFormat("%p%");
+  progress_->setVisible(false);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  build_menus();
+
+  connect(doc_, &ScenarioDocument::validated, this, &MainWindow::on_validated);
+  connect(doc_, &ScenarioDocument::modified_changed, this, &MainWindow::update_title);
+  connect(doc_, &ScenarioDocument::path_changed, this, &MainWindow::update_title);
+  connect(runs_, &RunController::progress_changed, this, [this](double f, double sim_s) {
+    progress_->setValue(static_cast<int>(f * 1000));
+    status_->setText(tr("Running: %1 simulated s").arg(sim_s, 0, 'f', 2));
+  });
+  connect(runs_, &RunController::finished, this, &MainWindow::on_run_finished);
+  if (options_.use_settings) {
+    const auto s = settings();
+    restoreGeometry(s->value("geometry").toByteArray());
+    restoreState(s->value("state").toByteArray());
+  }
+  resize(size().isEmpty() ? QSize(1400, 900) : size());
+  update_recent_menu();
+  update_title();
+  doc_->validate();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&New"), QKeySequence::New, this, [this] { new_document(); });
+  file->addAction(tr("&Open…"), QKeySequence::Open, this, [this] {
+    if (!maybe_save()) return;
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_file(path);
+  });
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
+  file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
+    const QString path = options_.ask_file_name(this, true);
+    if (!path.isEmpty()) save_as(path);
+  });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = doc_->undo_stack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcut(QKeySequence::Undo);
+  QAction* redo = doc_->undo_stack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcut(QKeySequence::Redo);
+  edit->addAction(undo);
+  edit->addAction(redo);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Editor"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
+                  [this] { show_view(View::kEditor); });
+  view->addAction(tr("&Topology"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
+                  [this] { show_view(View::kTopology); });
+  view->addAction(tr("&Results"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+                  [this] { show_view(View::kResults); });
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run_action_ = run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), this, [this] { start_run(); });
+  cancel_action_ =
+      run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, [this] { cancel_run(); });
+  cancel_action_->setEnabled(false);
+}
+
+void MainWindow::update_title() {
+  const QString name =
+      doc_->path().isEmpty() ? tr("untitled.json") : QFileInfo(doc_->path()).fileName();
+  setWindowTitle(name + "[*] — Granary");
+  setWindowModified(doc_->is_modified());
+}
+
+QStringList MainWindow::recent_files() const {
+  if (!options_.use_settings) return {};
+  return settings()->value("recent_files").toStringList();
+}
+
+void MainWindow::add_recent(const QString& path) {
+  if (!options_.use_settings) return;
+  QStringList files = recent_files();
+  files.removeAll(path);
+  files.prepend(path);
+  while (files.size() > kMaxRecent) files.removeLast();
+  settings()->setValue("recent_files", files);
+  update_recent_menu();
+}
+
+void MainWindow::update_recent_menu() {
+  recent_menu_->clear();
+  const QStringList files = recent_files();
+  for (const QString& f : files) {
+    recent_menu_->addAction(QFileInfo(f).fileName() + "  (" + QFileInfo(f).absolutePath() + ")",
+                            this, [this, f] {
+                              if (maybe_save()) open_file(f);
+                            });
+  }
+  recent_menu_->setEnabled(!files.isEmpty());
+}
+
+bool MainWindow::maybe_save() {
+  if (!doc_->is_modified()) return true;
+  const QString name =
+      doc_->path().isEmpty() ? tr("untitled.json") : QFileInfo(doc_->path()).fileName();
+  switch (options_.ask_to_save(this, name)) {
+    case QMessageBox::Save:
+      return save();
+    case QMessageBox::Discard:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool MainWindow::open_file(const QString& path) {
+  if (Status s = doc_->load(path); !s.ok()) {
+    options_.show_error(this, QString::fromStdString(s.message()));
+    return false;
+  }
+  add_recent(doc_->path());
+  doc_->validate();
+  return true;
+}
+
+bool MainWindow::save() {
+  if (doc_->path().isEmpty()) {
+    const QString path = options_.ask_file_name(this, true);
+    return !path.isEmpty() && save_as(path);
+  }
+  return save_as(doc_->path());
+}
+
+bool MainWindow::save_as(const QString& path) {
+  if (Status s = doc_->save(path); !s.ok()) {
+    options_.show_error(this, QString::fromStdString(s.message()));
+    return false;
+  }
+  add_recent(doc_->path());
+  statusBar()->showMessage(tr("Saved %1").arg(doc_->path()), 4000);
+  return true;
+}
+
+bool MainWindow::new_document() {
+  if (!maybe_save()) return false;
+  doc_->reset(new_scenario_json());
+  doc_->validate();
+  return true;
+}
+
+void MainWindow::show_view(View view) {
+  views_->setCurrentIndex(static_cast<int>(view));
+}
+
+bool MainWindow::start_run() {
+  if (runs_->is_running()) return false;
+  const Validation& v = doc_->validate();
+  if (!v.ok) {
+    status_->setText(tr("Not run: %1").arg(QString::fromStdString(v.message)));
+    show_view(View::kEditor);
+    return false;
+  }
+  progress_->setValue(0);
+  progress_->setVisible(true);
+  run_action_->setEnabled(false);
+  cancel_action_->setEnabled(true);
+  results_->set_message(
+      tr("Running %1 …").arg(QString::fromStdString(doc_->json().value("name", ""))));
+  status_->setText(tr("Starting granary run …"));
+  return runs_->start(*doc_);
+}
+
+void MainWindow::cancel_run() {
+  if (runs_->is_running()) {
+    status_->setText(tr("Cancelling …"));
+    runs_->cancel();
+  }
+}
+
+void MainWindow::on_run_finished(const RunOutcome& outcome) {
+  run_action_->setEnabled(true);
+  cancel_action_->setEnabled(false);
+  progress_->setVisible(false);
+  switch (outcome.state) {
+    case RunState::kSucceeded:
+    case RunState::kExpectationsFailed:
+      results_->set_report(*runs_->report(), outcome.message);
+      show_view(View::kResults);
+      break;
+    case RunState::kCancelled:
+      results_->set_message(tr("Run cancelled."));
+      break;
+    default:
+      results_->set_message(tr("Run failed: %1").arg(outcome.message));
+      break;
+  }
+  status_->setText(outcome.state == RunState::kFailed ? tr("Run failed: %1").arg(outcome.message)
+                                                      : outcome.message);
+  emit run_finished(outcome);
+}
+
+void MainWindow::on_validated(const Validation& v) {
+  if (!runs_->is_running()) {
+    // The editor's own status line has the details.
+    status_->setText(v.ok ? tr("Scenario valid. Run > Run (F5) simulates it.")
+                          : tr("Invalid scenario: %1").arg(QString::fromStdString(v.message)));
+  }
+  if (v.ok && v.topology) {
+    topology_->set_topology(*v.topology, QString::fromStdString(v.summary));
+  } else if (!v.ok) {
+    topology_->set_unavailable(QString::fromStdString(v.message));
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!maybe_save()) {
+    event->ignore();
+    return;
+  }
+  if (runs_->is_running()) runs_->cancel();
+  if (options_.use_settings) {
+    const auto s = settings();
+    s->setValue("geometry", saveGeometry());
+    s->setValue("state", saveState());
+  }
+  event->accept();
+}
+
+}  // namespace granary::gui

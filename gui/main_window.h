@@ -1,0 +1,106 @@
+// granary-gui's main window: the scenario editor, the topology and the results of the last run
+// as tabs; File (New, Open, Open Recent, Save, Save As, Quit), Edit (Undo, Redo), View and Run
+// (Run F5, Cancel Esc) menus; a status bar with the validation line and a run's progress.
+//
+// Runs go through RunController (a `granary run` child process); the last report is kept as
+// granary wrote it (last_report()). Recent files and the window's geometry and state live in
+// QSettings (IniFormat, user scope, organization "Granary", application "granary-gui"; tests
+// point QSettings::setPath at a temporary directory). The title shows the file name and a
+// modified marker; closing or replacing a modified document asks whether to save it, through
+// MainWindowOptions so that tests and the screenshot mode never block on a dialog.
+//
+// Thread-safety: GUI thread only.
+#pragma once
+
+#include <QLabel>
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QStringList>
+#include <QTabWidget>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "gui/run_controller.h"
+#include "gui/scenario_document.h"
+
+class QMenu;
+
+namespace granary::gui {
+
+class EditorView;
+class TopologyView;
+class SummaryPanel;
+
+struct MainWindowOptions {
+  // Whether to read and write QSettings (recent files, geometry); off for screenshots.
+  bool use_settings = true;
+  // Asked before a modified document is closed or replaced: Save, Discard or Cancel. Default:
+  // a QMessageBox.
+  std::function<QMessageBox::StandardButton(QWidget* parent, const QString& file_name)> ask_to_save;
+  // Asked for a file to open (save == false) or to save to; empty: cancelled. Default: a
+  // QFileDialog.
+  std::function<QString(QWidget* parent, bool save)> ask_file_name;
+  // Shows an error (a file that cannot be read or written). Default: a QMessageBox.
+  std::function<void(QWidget* parent, const QString& message)> show_error;
+};
+
+enum class View { kEditor = 0, kTopology = 1, kResults = 2 };
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(MainWindowOptions options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // File actions without dialogs (the menus ask, then call these). false on error or cancel.
+  bool open_file(const QString& path);
+  bool save();
+  bool save_as(const QString& path);
+  bool new_document();
+  // Starts a run of the current document (validated first: an invalid one is not run).
+  bool start_run();
+  void cancel_run();
+
+  void show_view(View view);
+  ScenarioDocument* document() const { return doc_; }
+  EditorView* editor() const { return editor_; }
+  TopologyView* topology() const { return topology_; }
+  SummaryPanel* results() const { return results_; }
+  RunController* runs() const { return runs_; }
+  QProgressBar* progress_bar() const { return progress_; }
+  QStringList recent_files() const;
+  // The report of the last run that produced one (exit status 0 or 1), as granary wrote it.
+  const std::optional<nlohmann::json>& last_report() const { return runs_->report(); }
+
+ signals:
+  void run_finished(const granary::gui::RunOutcome& outcome);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void build_menus();
+  void update_title();
+  void update_recent_menu();
+  void add_recent(const QString& path);
+  bool maybe_save();  // true: go on (saved or discarded)
+  void on_validated(const Validation& v);
+  void on_run_finished(const RunOutcome& outcome);
+
+  MainWindowOptions options_;
+  ScenarioDocument* doc_;
+  RunController* runs_;
+  QTabWidget* views_;
+  EditorView* editor_;
+  TopologyView* topology_;
+  SummaryPanel* results_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QMenu* recent_menu_ = nullptr;
+  QAction* run_action_ = nullptr;
+  QAction* cancel_action_ = nullptr;
+};
+
+}  // namespace granary::gui

@@ -1,0 +1,69 @@
+// Screenshot mode (screenshot.h).
+#include "gui/screenshot.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QImage>
+#include <QPixmap>
+#include <QRegularExpression>
+
+namespace granary::gui {
+
+std::optional<View> parse_view(const QString& text) {
+  if (text == "editor") return View::kEditor;
+  if (text == "topology") return View::kTopology;
+  if (text == "results") return View::kResults;
+  return std::nullopt;
+}
+
+std::optional<QSize> parse_size(const QString& text) {
+  const QRegularExpression re("^(\\d{3,4})x(\\d{3,4})$");
+  const QRegularExpressionMatch m = re.match(text);
+  if (!m.hasMatch()) return std::nullopt;
+  const int w = m.captured(1).toInt(), h = m.captured(2).toInt();
+  if (w < 200 || h < 200 || w > 8000 || h > 8000) return std::nullopt;
+  return QSize(w, h);
+}
+
+Status write_screenshot(const ScreenshotOptions& o) {
+  QString error;
+  MainWindowOptions options;
+  options.use_settings = false;
+  options.ask_to_save = [](QWidget*, const QString&) { return QMessageBox::Discard; };
+  options.ask_file_name = [](QWidget*, bool) { return QString(); };
+  options.show_error = [&error](QWidget*, const QString& message) { error = message; };
+  MainWindow w(options);
+  if (!w.open_file(o.scenario)) return Status::invalid_argument(error.toStdString());
+  const Validation& v = w.document()->validation();
+  if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);
+  if (o.view == View::kResults) {
+    QEventLoop loop;
+    RunOutcome outcome;
+    QObject::connect(&w, &MainWindow::run_finished, &loop, [&](const RunOutcome& r) {
+      outcome = r;
+      loop.quit();
+    });
+    if (!w.start_run() && !w.runs()->is_running() && w.runs()->state() != RunState::kRunning) {
+      return Status::invalid_argument(w.runs()->outcome().message.toStdString());
+    }
+    if (w.runs()->is_running()) loop.exec();
+    if (outcome.state != RunState::kSucceeded && outcome.state != RunState::kExpectationsFailed) {
+      return Status::invalid_argument(o.scenario.toStdString() + ": the run failed: " +
+                                      outcome.message.simplified().toStdString());
+    }
+  }
+  w.show_view(o.view);
+  w.resize(o.size);
+  w.show();
+  QApplication::processEvents();
+  w.resize(o.size);  // after show: the window manager of a real platform may have changed it
+  // Layout requests travel up one parent per round of events.
+  for (int i = 0; i < 8; ++i) QApplication::processEvents();
+  const QPixmap shot = w.grab();
+  if (!shot.save(o.out_png, "PNG")) {
+    return Status::io_error(o.out_png.toStdString() + ": cannot write the PNG");
+  }
+  return Status();
+}
+
+}  // namespace granary::gui

@@ -1,0 +1,33 @@
+// `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`:
+// opens the scenario in a main window of the given size (default 1400x900), shows the view and
+// writes the window as a PNG, with no display (main() selects Qt's offscreen platform). The
+// results view first runs the scenario as a child process (`granary run`, run_controller.h).
+//
+// Thread-safety: GUI thread only; needs a QApplication.
+#pragma once
+
+#include <QSize>
+#include <QString>
+
+#include "engine/status.h"
+#include "gui/main_window.h"
+
+namespace granary::gui {
+
+struct ScreenshotOptions {
+  QString out_png;
+  QString scenario;
+  View view = View::kEditor;
+  QSize size{1400, 900};
+};
+
+// "editor", "topology", "results" -> the view; nullopt otherwise.
+std::optional<View> parse_view(const QString& text);
+// "1400x900" -> the size (each side 200..8000); nullopt otherwise.
+std::optional<QSize> parse_size(const QString& text);
+
+// Writes the screenshot. Errors (a missing or unreadable scenario, an invalid one for the
+// topology and results views, a run that fails, a PNG that cannot be written) are one line.
+Status write_screenshot(const ScreenshotOptions& options);
+
+}  // namespace granary::gui
