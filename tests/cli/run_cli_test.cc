@@ -291,6 +291,60 @@ TEST(PlanCli, FindsTheLargestAcceleratorCountMeetingTheThreshold) {
   EXPECT_NE(r.out.find("5 per node (10 accelerators): AU"), std::string::npos);
 }
 
+// A read storm swept over client nodes against 3 servers of one drive each: the drives bound
+// the read at 18.4 GiB/s as placed (the analytic ceiling), so throughput follows the
+// accelerators' demand (6 GiB/s per node) until about 3 nodes, then stops growing, AU falls below
+// 0.9, and the sweep says the drives did it.
+TEST(PlanCli, SweepOfClientNodesFindsWhereTheDrivesSaturate) {
+  nlohmann::json s =
+      nlohmann::json::parse(testing::read_file(kScenarios + "/ci/osd-failure-read-storm.json"));
+  s.erase("failures");
+  s.erase("expect");
+  s["storage"]["rados"].erase("recovery");
+  s["cluster"]["storage"]["count"] = 3;
+  s["cluster"]["storage"]["drive"]["count"] = 1;
+  s["workloads"][0]["files"] = 1600;
+  s["workloads"][0]["epochs"] = 1;
+  const std::string dir = testing::make_temp_dir();
+  std::ofstream(dir + "/s.json") << s.dump();
+  auto r = granary("plan sweep " + dir + "/s.json --clients 1,2,4,8 --out " + dir + "/sweep.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("limited there by saturated drive"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir + "/sweep.json"));
+  EXPECT_EQ(j["parameter"], "cluster.clients.count");
+  const auto& p = j["points"];
+  ASSERT_EQ(p.size(), 4u);
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(p[i]["accelerators"].get<int>(), 4 * p[i]["value"].get<int>());
+    EXPECT_LE(p[i]["read_gibps"].get<double>(), p[i]["read_bound_gibps"].get<double>() * 1.01);
+    EXPECT_EQ(p[i]["binding"], "drives as placed");
+  }
+  // One node is fed (its demand, within 5%); eight get no more than four.
+  EXPECT_NEAR(p[0]["read_gibps"].get<double>(), p[0]["demand_gibps"].get<double>(),
+              p[0]["demand_gibps"].get<double>() * 0.05);
+  EXPECT_LT(p[3]["read_gibps"].get<double>(), p[2]["read_gibps"].get<double>() * 1.1);
+  const auto& sat = j["saturation"];
+  EXPECT_EQ(sat["au_below_threshold_at"], 4);
+  EXPECT_EQ(sat["throughput_plateau_at"], 8);
+  EXPECT_EQ(sat["busiest_kind"], "drive");
+  EXPECT_GE(sat["busiest_kind_mean"].get<double>(), 0.9);
+}
+
+TEST(PlanCli, SweepRefusesWhatItCannotSweep) {
+  const std::string f = kScenarios + "/ci/osd-failure-read-storm.json";
+  auto both = granary("plan sweep " + f + " --clients 1,2 --accelerators-per-node 1,2");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("one of --clients or --accelerators-per-node"), std::string::npos);
+  auto down = granary("plan sweep " + f + " --clients 4,2");
+  EXPECT_EQ(down.exit_code, 2);
+  EXPECT_NE(down.err.find("--clients: expected ascending values, found 4 before 2"),
+            std::string::npos)
+      << down.err;
+  auto block = granary("plan sweep " + kScenarios + "/ci/boot-storm.json --clients 1,2");
+  EXPECT_EQ(block.exit_code, 2);
+  EXPECT_NE(block.err.find("expected one training_read workload"), std::string::npos) << block.err;
+}
+
 TEST(RunCli, PlanAcceleratorsRefusesOtherWorkloadsByName) {
   auto r = granary("plan accelerators " + kScenarios + "/ci/boot-storm.json");
   EXPECT_EQ(r.exit_code, 2);
