@@ -95,7 +95,7 @@ TEST(ExpectCli, RunExitsZeroWhenExpectationsHoldAndOneWhenOneFails) {
             std::string::npos)
       << f.out;
   EXPECT_NE(f.out.find("  FAIL  recovery.objects_lost == 0: not in the report (keys at the top "
-                       "level: bounds, "),
+                       "level: accelerators, bounds, "),
             std::string::npos)
       << f.out;
   // The report is written all the same, with what failed.
