@@ -64,8 +64,19 @@ QValueAxis* add_value_axis(QChart* chart, Qt::Alignment alignment, const QString
   auto* axis = new QValueAxis;
   axis->setTitleText(title);
   axis->setRange(min, max);
-  axis->setTickCount(6);
-  axis->setLabelFormat("%.3g");
+  // Ticks at round numbers from 0 (a range ending at 36.6 s has ticks every 5 s, not 7.31).
+  const double raw = (max - min) / 6;
+  double step = raw > 0 ? std::pow(10.0, std::floor(std::log10(raw))) : 1.0;
+  for (double f : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (raw > 0 && f * std::pow(10.0, std::floor(std::log10(raw))) >= raw) {
+      step = f * std::pow(10.0, std::floor(std::log10(raw)));
+      break;
+    }
+  }
+  axis->setTickType(QValueAxis::TicksDynamic);
+  axis->setTickAnchor(0);
+  axis->setTickInterval(step);
+  axis->setLabelFormat("%.4g");
   chart->addAxis(axis, alignment);
   return axis;
 }
@@ -144,8 +155,9 @@ double max_time(const std::vector<TimeSeries>& series) {
 double nice_ceiling(double v) {
   if (!(v > 0) || !std::isfinite(v)) return 1.0;
   const double p = std::pow(10.0, std::floor(std::log10(v)));
+  // Headroom above the data for the failure markers' labels.
   for (double f : {1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0}) {
-    if (f * p >= v * 1.05) return f * p;
+    if (f * p >= v * 1.12) return f * p;
   }
   return 10 * p;
 }

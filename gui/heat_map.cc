@@ -119,13 +119,15 @@ void HeatMap::paintEvent(QPaintEvent*) {
   }
   // Column i covers (t[i-1], t[i]]: drawn at its own width (the last interval may be shorter).
   const double t_max = std::max(t_s_.back(), 1e-9);
-  double t_prev = 0;
+  // Whole pixels, each column from where the previous one ended: no gaps between them.
+  int x_prev = plot.left();
   for (int x = 0; x < static_cast<int>(t_s_.size()); ++x) {
-    const double x0 = plot.left() + plot.width() * t_prev / t_max;
-    const double x1 = plot.left() + plot.width() * t_s_[static_cast<size_t>(x)] / t_max;
-    p.drawImage(QRectF(x0, plot.top(), std::max(x1 - x0, 1.0), plot.height()), image_,
-                QRectF(x, 0, 1, image_.height()));
-    t_prev = t_s_[static_cast<size_t>(x)];
+    const int x1 =
+        plot.left() +
+        static_cast<int>(std::lround(plot.width() * t_s_[static_cast<size_t>(x)] / t_max));
+    p.drawImage(QRect(x_prev, plot.top(), std::max(x1 - x_prev, 1), plot.height()), image_,
+                QRect(x, 0, 1, image_.height()));
+    x_prev = std::max(x1, x_prev + 1);
   }
   p.setPen(Qt::black);
   p.drawRect(plot.adjusted(0, 0, -1, -1));

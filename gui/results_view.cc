@@ -283,8 +283,8 @@ QWidget* ResultsView::build_au() {
   for (const auto& [r, s] : with_au) all.push_back(series_of(*s, "accelerator_utilization", ""));
   const double t_max = max_time(all);
   auto* x = add_value_axis(chart, Qt::AlignBottom, tr("time (s)"), 0, t_max);
-  auto* y =
-      add_value_axis(chart, Qt::AlignLeft, tr("accelerator utilization (fraction, 0..1)"), 0, 1);
+  // Up to 1.1: room above AU 1 for the failure markers' labels.
+  auto* y = add_value_axis(chart, Qt::AlignLeft, tr("AU (fraction, 0..1)"), 0, 1.1);
   const bool compare = runs().size() > 1;
   int color = 0;
   for (const auto& [r, s] : with_au) {
@@ -343,7 +343,8 @@ QWidget* ResultsView::build_latency() {
   } else {
     x = add_value_axis(chart, Qt::AlignBottom, tr("latency (ms)"), 0, nice_ceiling(hi));
   }
-  auto* y = add_value_axis(chart, Qt::AlignLeft, tr("operations at or below (%)"), 0, 100);
+  // Up to 110: room above 100 % for the p99 label.
+  auto* y = add_value_axis(chart, Qt::AlignLeft, tr("operations at or below (%)"), 0, 110);
   int color = 0;
   for (const auto& [name, l] : ops) {
     const json& cdf = (*l)["cdf"];
@@ -460,7 +461,7 @@ QWidget* ResultsView::build_kinds() {
     all.push_back(series_of(axis, "v", QString::fromStdString(kind)));
   }
   auto* x = add_value_axis(chart, Qt::AlignBottom, tr("time (s)"), 0, max_time(all));
-  auto* y = add_value_axis(chart, Qt::AlignLeft, tr("mean busy fraction (0..1)"), 0, 1);
+  auto* y = add_value_axis(chart, Qt::AlignLeft, tr("mean busy fraction (0..1)"), 0, 1.1);
   int color = 0;
   for (const TimeSeries& s : all) {
     const json& k = kinds[s.name.toStdString()];
@@ -468,6 +469,7 @@ QWidget* ResultsView::build_kinds() {
              palette_color(color++));
   }
   add_failure_markers(chart, failure_events_of(*report_), x, y);
+  chart->legend()->setAlignment(Qt::AlignRight);  // seven kinds do not fit under it
   kinds_ = chart;
   return view;
 }
@@ -514,7 +516,7 @@ QWidget* ResultsView::build_recovery_pgs() {
   auto* y = add_value_axis(chart, Qt::AlignLeft, tr("placement groups (count)"), 0,
                            nice_ceiling(std::max(1.0, max_value(pgs))));
   auto* y2 = add_value_axis(chart, Qt::AlignRight, tr("bytes remaining (GiB)"), 0,
-                            nice_ceiling(std::max(1e-3, max_value({bytes}))));
+                            nice_ceiling(std::max(1.0, max_value({bytes}))));
   const QStringList names = {tr("degraded PGs"), tr("inactive PGs"), tr("misplaced PGs")};
   for (size_t i = 0; i < pgs.size(); ++i) {
     if (!pgs[i].t_s.empty())
@@ -626,7 +628,9 @@ QWidget* ResultsView::build_expectations() {
     f.setBold(true);
     result->setFont(f);
   }
-  expectations_->setMinimumHeight(std::min(60 + 26 * static_cast<int>(e.size()), 260));
+  const int height = std::min(40 + 32 * static_cast<int>(e.size()), 300);
+  expectations_->setMinimumHeight(height);
+  expectations_->setMaximumHeight(height);
   return section(tr("Expectations: %1 of %2 passed").arg(passed).arg(e.size()), expectations_);
 }
 

@@ -124,7 +124,7 @@ TEST(ResultsView, ThroughputAndAuSeriesHaveTheReportsPointsAndUnits) {
   EXPECT_EQ(static_cast<size_t>(windowed->count()), n);
   EXPECT_EQ(static_cast<size_t>(cumulative->count()), n);
   EXPECT_EQ(series_named(v.au_chart(), "ref:").size(), 1);  // the AU threshold
-  EXPECT_TRUE(axis_titles(v.au_chart()).contains("accelerator utilization (fraction, 0..1)"));
+  EXPECT_TRUE(axis_titles(v.au_chart()).contains("AU (fraction, 0..1)"));
   // AU per accelerator: one bar per simulated accelerator (or a histogram of 20 bins).
   const size_t accelerators = r["accelerators"]["utilization"].size();
   auto* bars = qobject_cast<QBarSeries*>(v.au_per_accelerator_chart()->series().front());
