@@ -1,6 +1,7 @@
 // The utilisation heat map (heat_map.h).
 #include "gui/heat_map.h"
 
+#include <QFontMetricsF>
 #include <QPainter>
 #include <algorithm>
 #include <cmath>
@@ -143,6 +144,8 @@ void HeatMap::paint_labels(QPainter& p, const QRect& plot) const {
   small.setPointSizeF(small.pointSizeF() * 0.8);
   QFont bold = font();
   bold.setBold(true);
+  const double label_h = QFontMetricsF(bold).height();
+  double last_bottom = 0;  // labels of groups thinner than a line move down, not over each other
   int start = 0;
   for (int r = 1; r <= row_count(); ++r) {
     if (r < row_count() &&
@@ -163,11 +166,14 @@ void HeatMap::paint_labels(QPainter& p, const QRect& plot) const {
                    Qt::AlignRight | Qt::AlignVCenter, rows_[static_cast<size_t>(i)].name);
       }
       p.setFont(bold);
-      p.drawText(QRectF(4, y0, kLeft - 8, std::max(y1 - y0, 14.0)), Qt::AlignLeft | Qt::AlignTop,
+      const double top = std::max(y0, last_bottom);
+      p.drawText(QRectF(4, top, kLeft - 8, label_h), Qt::AlignLeft | Qt::AlignVCenter,
                  rows_[static_cast<size_t>(start)].kind);
+      last_bottom = top + label_h;
     } else {
-      p.drawText(QRectF(4, y0, kLeft - 8, std::max(y1 - y0, 14.0)),
-                 Qt::AlignRight | Qt::AlignVCenter, kind);
+      const double top = std::max((y0 + y1 - label_h) / 2, last_bottom);
+      p.drawText(QRectF(4, top, kLeft - 14, label_h), Qt::AlignRight | Qt::AlignVCenter, kind);
+      last_bottom = top + label_h;
     }
     p.drawLine(QPointF(kLeft - 3, y0 + 1), QPointF(kLeft - 3, y1 - 1));
     start = r;

@@ -341,7 +341,10 @@ QWidget* ResultsView::build_latency() {
     chart->addAxis(axis, Qt::AlignBottom);
     x = axis;
   } else {
-    x = add_value_axis(chart, Qt::AlignBottom, tr("latency (ms)"), 0, nice_ceiling(hi));
+    // A narrow distribution (a checkpoint's ranks) is drawn over its own range, not from 0.
+    const double pad = std::max((hi - lo) * 0.1, hi * 1e-3);
+    const double from = hi - lo < 0.3 * hi ? std::max(0.0, lo - pad) : 0.0;
+    x = add_value_axis(chart, Qt::AlignBottom, tr("latency (ms)"), from, hi + pad);
   }
   // Up to 110: room above 100 % for the p99 label.
   auto* y = add_value_axis(chart, Qt::AlignLeft, tr("operations at or below (%)"), 0, 110);
@@ -363,7 +366,7 @@ QWidget* ResultsView::build_latency() {
       mark->setMarkerSize(9);
       mark->setColor(c.darker(130));
       mark->append(*p99, 99);
-      mark->setPointLabelsVisible(true);
+      mark->setPointLabelsVisible(ops.size() == 1);  // several: in the legend only
       mark->setPointLabelsFormat("p99 @xPoint ms");
       mark->setPointLabelsClipping(false);
       chart->addSeries(mark);
