@@ -117,8 +117,8 @@ QLineSeries* add_reference_line(QChart* chart, double y_value, double x0, double
 }
 
 void add_failure_markers(QChart* chart, const std::vector<FailureEvent>& events, QValueAxis* x,
-                         QValueAxis* y) {
-  int row = 0;
+                         QValueAxis* y, int first_row) {
+  int row = first_row;
   for (const FailureEvent& e : events) {
     add_marker(chart, e.at_s, "marker:" + e.kind, e.kind, kEventColor, Qt::SolidLine, row % 3, x,
                y);

@@ -37,9 +37,10 @@ QLineSeries* add_reference_line(QChart* chart, double y_value, double x0, double
                                 const QColor& color);
 // Vertical markers for `events` from the bottom to the top of `y`: the event's time in dark
 // red labelled with its kind, its marked-out and marked-up times lighter ("out", "up").
-// Labels follow the plot area when the chart is resized.
+// Labels follow the plot area when the chart is resized; they stack in three lines, starting
+// at `first_row` (another run's markers on the same chart start lower).
 void add_failure_markers(QChart* chart, const std::vector<FailureEvent>& events, QValueAxis* x,
-                         QValueAxis* y);
+                         QValueAxis* y, int first_row = 0);
 
 // The largest finite value of the series (0 when none).
 double max_value(const std::vector<TimeSeries>& series);

@@ -48,14 +48,18 @@ int main(int argc, char** argv) {
                     "With --screenshot: show this report (granary run --out) in the "
                     "results view instead of running the scenario.",
                     "REPORT.json"});
+  parser.addOption(
+      {"compare", "With --screenshot: draw this report beside the results.", "OTHER.json"});
   parser.addOption({"size", "The window size in pixels (default 1400x900).", "WxH", "1400x900"});
   parser.addPositionalArgument("scenario", "A scenario file (JSON) to open.", "[SCENARIO.json]");
   if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
   if (parser.isSet("help")) parser.showHelp(0);
   if (parser.isSet("version")) parser.showVersion();
   const QStringList files = parser.positionalArguments();
-  if (parser.isSet("report") && !parser.isSet("screenshot")) {
-    return fail("--report: only with --screenshot (File > Open Report… in the window)");
+  if ((parser.isSet("report") || parser.isSet("compare")) && !parser.isSet("screenshot")) {
+    return fail(
+        "--report, --compare: only with --screenshot (File > Open Report… and the "
+        "results view's Compare buttons in the window)");
   }
   if (files.size() > 1) return fail("expected one scenario file, found " + files.join(" "));
 
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
     granary::gui::ScreenshotOptions o;
     o.out_png = parser.value("screenshot");
     o.report = parser.value("report");
+    o.compare = parser.value("compare");
     if (files.isEmpty() && o.report.isEmpty()) {
       return fail("--screenshot: expected a scenario file or --report REPORT.json");
     }

@@ -209,8 +209,9 @@ void ResultsView::rebuild() {
     grid->addWidget(w, cell / 2, cell % 2, 1, wide ? 2 : 1);
     cell += wide ? 2 : 1;
   };
-  add(build_throughput());
-  add(build_au());
+  // Compared runs: the two charts that draw both are full width, their legends at the right.
+  add(build_throughput(), other_.has_value());
+  add(build_au(), other_.has_value());
   add(build_latency());
   add(build_au_per_accelerator());
   add(build_block());
@@ -263,7 +264,13 @@ QWidget* ResultsView::build_throughput() {
                          x, y, i == 0 ? QColor(90, 90, 90) : QColor(150, 110, 60));
     }
   }
-  for (const json* r : runs()) add_failure_markers(chart, failure_events_of(*r), x, y);
+  int first_row = 0;
+  for (const json* r : runs()) {
+    const auto events = failure_events_of(*r);
+    add_failure_markers(chart, events, x, y, first_row);
+    first_row += static_cast<int>(events.size());
+  }
+  if (compare) chart->legend()->setAlignment(Qt::AlignRight);  // long names: one a line
   throughput_ = chart;
   return view;
 }
@@ -303,6 +310,7 @@ QWidget* ResultsView::build_au() {
     }
   }
   add_failure_markers(chart, failure_events_of(*with_au.front().first), x, y);
+  if (compare) chart->legend()->setAlignment(Qt::AlignRight);
   au_ = chart;
   return view;
 }

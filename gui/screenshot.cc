@@ -7,6 +7,8 @@
 #include <QPixmap>
 #include <QRegularExpression>
 
+#include "gui/results_view.h"
+
 namespace granary::gui {
 
 std::optional<View> parse_view(const QString& text) {
@@ -56,6 +58,12 @@ Status write_screenshot(const ScreenshotOptions& o) {
     if (outcome.state != RunState::kSucceeded && outcome.state != RunState::kExpectationsFailed) {
       return Status::invalid_argument(o.scenario.toStdString() + ": the run failed: " +
                                       outcome.message.simplified().toStdString());
+    }
+  }
+  if (!o.compare.isEmpty()) {
+    QString compare_error;
+    if (!w.results()->compare_with_file(o.compare, &compare_error)) {
+      return Status::invalid_argument(compare_error.toStdString());
     }
   }
   w.show_view(o.view);
