@@ -361,6 +361,9 @@ TEST(ResultsView, ScreenshotsOfTheResultsViewShowCharts) {
   ASSERT_EQ(b.code, 0) << b.err.toStdString();
   EXPECT_EQ(QImage(from_run).size(), QSize(1200, 800));
   EXPECT_GT(colors_sampled(QImage(from_run)), 40);
+  Exit compare = run_gui({"--screenshot", from_run, "--report", report_path(kFailure), "--compare",
+                          report_path(kFailure)});
+  EXPECT_EQ(compare.code, 0) << compare.err.toStdString();
   Exit bad = run_gui({"--screenshot", from_run, "--report", testing::scenario(kFailure)});
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(bad.err.contains("not a Granary report")) << bad.err.toStdString();
