@@ -76,7 +76,7 @@ QValueAxis* add_value_axis(QChart* chart, Qt::Alignment alignment, const QString
   axis->setTickType(QValueAxis::TicksDynamic);
   axis->setTickAnchor(0);
   axis->setTickInterval(step);
-  axis->setLabelFormat("%.4g");
+  axis->setLabelFormat(max >= 1e4 ? "%.0f" : "%.4g");  // 3000000 IOPS, not 3e+06
   chart->addAxis(axis, alignment);
   return axis;
 }

@@ -370,7 +370,10 @@ QWidget* ResultsView::build_latency() {
     if (const auto p99 = number_at(*l, "p99")) {
       auto* mark = new QScatterSeries;
       mark->setObjectName("p99:" + name);
-      mark->setName(tr("%1 p99 = %2 ms").arg(name).arg(*p99, 0, 'g', 4));
+      mark->setName(ops.size() == 1
+                        ? tr("%1 p99 = %2 ms").arg(name).arg(*p99, 0, 'g', 4)
+                        : tr("p99 %1 ms")  // legend room
+                              .arg(*p99, 0, *p99 >= 100 ? 'f' : 'g', *p99 >= 100 ? 0 : 3));
       mark->setMarkerSize(9);
       mark->setColor(c.darker(130));
       mark->append(*p99, 99);
@@ -401,15 +404,18 @@ QWidget* ResultsView::build_au_per_accelerator() {
   auto* axis_x = new QBarCategoryAxis;
   double top = 1;
   if (static_cast<int>(au.size()) <= kMaxBars) {
-    chart->setTitle(tr("MLPerf AU per accelerator (%1 simulated)").arg(au.size()));
+    chart->setTitle(
+        tr("MLPerf AU per accelerator (%1 simulated, %2 a node)").arg(au.size()).arg(per_node));
     set->setLabel(tr("MLPerf AU"));
     for (size_t i = 0; i < au.size(); ++i) {
       *set << (au[i].is_number() ? au[i].get<double>() : 0.0);
-      categories << QString("%1.%2")
-                        .arg(static_cast<int>(i) / per_node)
-                        .arg(static_cast<int>(i) % per_node);
+      categories << (au.size() > 16 ? QString::number(i)
+                                    : QString("%1.%2")
+                                          .arg(static_cast<int>(i) / per_node)
+                                          .arg(static_cast<int>(i) % per_node));
     }
-    axis_x->setTitleText(tr("accelerator (node.index)"));
+    axis_x->setTitleText(au.size() > 16 ? tr("accelerator (0 to %1)").arg(au.size() - 1)
+                                        : tr("accelerator (node.index)"));
   } else {
     chart->setTitle(tr("MLPerf AU per accelerator: histogram of %1 simulated").arg(au.size()));
     set->setLabel(tr("accelerators per bin"));
@@ -431,7 +437,16 @@ QWidget* ResultsView::build_au_per_accelerator() {
   bars->setBarWidth(0.8);
   chart->addSeries(bars);
   axis_x->append(categories);
-  if (categories.size() > 24) axis_x->setLabelsAngle(-90);
+  // Past 16 bars Qt Charts elides the labels to "…", and then the axis title too: neither is
+  // drawn, the chart's title says the order.
+  if (categories.size() > 16) {
+    axis_x->setLabelsVisible(false);
+    axis_x->setTitleVisible(false);
+    chart->setTitle(tr("MLPerf AU per accelerator: %1 simulated, 0 to %2 left to right, %3 a node")
+                        .arg(au.size())
+                        .arg(au.size() - 1)
+                        .arg(per_node));
+  }
   chart->addAxis(axis_x, Qt::AlignBottom);
   bars->attachAxis(axis_x);
   const bool histogram = static_cast<int>(au.size()) > kMaxBars;

@@ -136,6 +136,7 @@ TEST(ResultsView, ThroughputAndAuSeriesHaveTheReportsPointsAndUnits) {
         v.recovery_pgs_chart(), v.recovery_rate_chart(), v.au_per_accelerator_chart()}) {
     ASSERT_NE(c, nullptr);
     for (QAbstractAxis* a : c->axes()) {
+      if (!a->isTitleVisible()) continue;  // past 16 accelerators: the chart's title says it
       EXPECT_TRUE(a->titleText().contains('('))
           << c->title().toStdString() << ": " << a->titleText().toStdString();
     }
