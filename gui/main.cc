@@ -1,6 +1,7 @@
 // granary-gui: the Qt planner (docs/gui.md). `granary-gui [SCENARIO]` opens the window;
 // `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`
-// writes a view as a PNG without a display (exit 0; errors: one line on stderr, exit 2).
+// (or `--screenshot OUT.png --report REPORT.json [SCENARIO]`: a report's results) writes a view
+// as a PNG without a display (exit 0; errors: one line on stderr, exit 2).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <cstdio>
@@ -43,20 +44,36 @@ int main(int argc, char** argv) {
   parser.addVersionOption();
   parser.addOption({"screenshot", "Write the view as a PNG and exit.", "OUT.png"});
   parser.addOption({"view", "The view to capture: editor, topology or results.", "VIEW", "editor"});
+  parser.addOption({"report",
+                    "With --screenshot: show this report (granary run --out) in the "
+                    "results view instead of running the scenario.",
+                    "REPORT.json"});
+  parser.addOption(
+      {"compare", "With --screenshot: draw this report beside the results.", "OTHER.json"});
   parser.addOption({"size", "The window size in pixels (default 1400x900).", "WxH", "1400x900"});
   parser.addPositionalArgument("scenario", "A scenario file (JSON) to open.", "[SCENARIO.json]");
   if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
   if (parser.isSet("help")) parser.showHelp(0);
   if (parser.isSet("version")) parser.showVersion();
   const QStringList files = parser.positionalArguments();
+  if ((parser.isSet("report") || parser.isSet("compare")) && !parser.isSet("screenshot")) {
+    return fail(
+        "--report, --compare: only with --screenshot (File > Open Report… and the "
+        "results view's Compare buttons in the window)");
+  }
   if (files.size() > 1) return fail("expected one scenario file, found " + files.join(" "));
 
   if (parser.isSet("screenshot")) {
     granary::gui::ScreenshotOptions o;
     o.out_png = parser.value("screenshot");
-    if (files.isEmpty()) return fail("--screenshot: expected a scenario file");
-    o.scenario = files.front();
-    const auto view = granary::gui::parse_view(parser.value("view"));
+    o.report = parser.value("report");
+    o.compare = parser.value("compare");
+    if (files.isEmpty() && o.report.isEmpty()) {
+      return fail("--screenshot: expected a scenario file or --report REPORT.json");
+    }
+    if (!files.isEmpty()) o.scenario = files.front();
+    const auto view = granary::gui::parse_view(
+        !o.report.isEmpty() && !parser.isSet("view") ? QString("results") : parser.value("view"));
     if (!view)
       return fail("--view: expected editor, topology or results, found '" + parser.value("view") +
                   "'");

@@ -13,7 +13,8 @@
 #include <memory>
 
 #include "gui/editor_view.h"
-#include "gui/summary_panel.h"
+#include "gui/report_data.h"
+#include "gui/results_view.h"
 #include "gui/topology_view.h"
 
 namespace granary::gui {
@@ -56,7 +57,12 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
   views_ = new QTabWidget;
   editor_ = new EditorView(doc_);
   topology_ = new TopologyView;
-  results_ = new SummaryPanel;
+  ResultsView::Options results_options;
+  results_options.ask_report_file = [this](QWidget* parent) {
+    return options_.ask_file_name(parent, false);
+  };
+  results_options.show_error = options_.show_error;
+  results_ = new ResultsView(results_options);
   views_->addTab(editor_, tr("Editor"));
   views_->addTab(topology_, tr("Topology"));
   views_->addTab(results_, tr("Results"));
@@ -103,6 +109,10 @@ void MainWindow::build_menus() {
     if (!path.isEmpty()) open_file(path);
   });
   recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("Open Re&port…"), this, [this] {
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_report(path);
+  });
   file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
     const QString path = options_.ask_file_name(this, true);
@@ -239,6 +249,17 @@ bool MainWindow::start_run() {
   return runs_->start(*doc_);
 }
 
+bool MainWindow::open_report(const QString& path) {
+  nlohmann::json report;
+  if (Status s = load_report_file(path, &report); !s.ok()) {
+    options_.show_error(this, QString::fromStdString(s.message()));
+    return false;
+  }
+  results_->set_report(report, tr("report %1").arg(QFileInfo(path).fileName()));
+  show_view(View::kResults);
+  return true;
+}
+
 void MainWindow::cancel_run() {
   if (runs_->is_running()) {
     status_->setText(tr("Cancelling …"));
@@ -254,6 +275,10 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
     case RunState::kSucceeded:
     case RunState::kExpectationsFailed:
       results_->set_report(*runs_->report(), outcome.message);
+      {
+        const BottleneckLinks b = bottleneck_links_of(*runs_->report());
+        topology_->set_bottleneck(b.names, b.roles);
+      }
       show_view(View::kResults);
       break;
     case RunState::kCancelled:

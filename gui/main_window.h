@@ -1,9 +1,11 @@
 // granary-gui's main window: the scenario editor, the topology and the results of the last run
-// as tabs; File (New, Open, Open Recent, Save, Save As, Quit), Edit (Undo, Redo), View and Run
-// (Run F5, Cancel Esc) menus; a status bar with the validation line and a run's progress.
+// as tabs; File (New, Open, Open Recent, Open Report, Save, Save As, Quit), Edit (Undo, Redo),
+// View and Run (Run F5, Cancel Esc) menus; a status bar with the validation line and a run's
+// progress.
 //
 // Runs go through RunController (a `granary run` child process); the last report is kept as
-// granary wrote it (last_report()). Recent files and the window's geometry and state live in
+// granary wrote it (last_report()), shown by the results view, and its saturated links
+// highlighted on the topology. Recent files and the window's geometry and state live in
 // QSettings (IniFormat, user scope, organization "Granary", application "granary-gui"; tests
 // point QSettings::setPath at a temporary directory). The title shows the file name and a
 // modified marker; closing or replacing a modified document asks whether to save it, through
@@ -31,7 +33,7 @@ namespace granary::gui {
 
 class EditorView;
 class TopologyView;
-class SummaryPanel;
+class ResultsView;
 
 struct MainWindowOptions {
   // Whether to read and write QSettings (recent files, geometry); off for screenshots.
@@ -62,12 +64,15 @@ class MainWindow : public QMainWindow {
   // Starts a run of the current document (validated first: an invalid one is not run).
   bool start_run();
   void cancel_run();
+  // Shows a report file (`granary run --out`) in the results view; false (and the error shown)
+  // when it is not one.
+  bool open_report(const QString& path);
 
   void show_view(View view);
   ScenarioDocument* document() const { return doc_; }
   EditorView* editor() const { return editor_; }
   TopologyView* topology() const { return topology_; }
-  SummaryPanel* results() const { return results_; }
+  ResultsView* results() const { return results_; }
   RunController* runs() const { return runs_; }
   QProgressBar* progress_bar() const { return progress_; }
   QStringList recent_files() const;
@@ -95,7 +100,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* views_;
   EditorView* editor_;
   TopologyView* topology_;
-  SummaryPanel* results_;
+  ResultsView* results_;
   QProgressBar* progress_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;

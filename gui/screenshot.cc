@@ -7,6 +7,8 @@
 #include <QPixmap>
 #include <QRegularExpression>
 
+#include "gui/results_view.h"
+
 namespace granary::gui {
 
 std::optional<View> parse_view(const QString& text) {
@@ -33,10 +35,16 @@ Status write_screenshot(const ScreenshotOptions& o) {
   options.ask_file_name = [](QWidget*, bool) { return QString(); };
   options.show_error = [&error](QWidget*, const QString& message) { error = message; };
   MainWindow w(options);
-  if (!w.open_file(o.scenario)) return Status::invalid_argument(error.toStdString());
-  const Validation& v = w.document()->validation();
-  if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);
-  if (o.view == View::kResults) {
+  if (!o.scenario.isEmpty() && !w.open_file(o.scenario)) {
+    return Status::invalid_argument(error.toStdString());
+  }
+  if (!o.report.isEmpty()) {
+    if (!w.open_report(o.report)) return Status::invalid_argument(error.toStdString());
+  } else {
+    const Validation& v = w.document()->validation();
+    if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);
+  }
+  if (o.view == View::kResults && o.report.isEmpty()) {
     QEventLoop loop;
     RunOutcome outcome;
     QObject::connect(&w, &MainWindow::run_finished, &loop, [&](const RunOutcome& r) {
@@ -50,6 +58,12 @@ Status write_screenshot(const ScreenshotOptions& o) {
     if (outcome.state != RunState::kSucceeded && outcome.state != RunState::kExpectationsFailed) {
       return Status::invalid_argument(o.scenario.toStdString() + ": the run failed: " +
                                       outcome.message.simplified().toStdString());
+    }
+  }
+  if (!o.compare.isEmpty()) {
+    QString compare_error;
+    if (!w.results()->compare_with_file(o.compare, &compare_error)) {
+      return Status::invalid_argument(compare_error.toStdString());
     }
   }
   w.show_view(o.view);

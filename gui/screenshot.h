@@ -1,7 +1,9 @@
 // `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`:
 // opens the scenario in a main window of the given size (default 1400x900), shows the view and
 // writes the window as a PNG, with no display (main() selects Qt's offscreen platform). The
-// results view first runs the scenario as a child process (`granary run`, run_controller.h).
+// results view first runs the scenario as a child process (`granary run`, run_controller.h);
+// `--report REPORT.json` shows an existing report's results view instead, without a run;
+// `--compare OTHER.json` draws a second report beside it.
 //
 // Thread-safety: GUI thread only; needs a QApplication.
 #pragma once
@@ -17,6 +19,11 @@ namespace granary::gui {
 struct ScreenshotOptions {
   QString out_png;
   QString scenario;
+  // A report file (`granary run --out`) to show in the results view without running; the
+  // scenario is then optional (opened for the window's title and topology when given).
+  QString report;
+  // A second report drawn beside the first in the results view (compare mode); optional.
+  QString compare;
   View view = View::kEditor;
   QSize size{1400, 900};
 };

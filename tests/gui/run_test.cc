@@ -9,7 +9,7 @@
 
 #include "gui/main_window.h"
 #include "gui/run_controller.h"
-#include "gui/summary_panel.h"
+#include "gui/results_view.h"
 #include "tests/gui/gui_test_util.h"
 
 namespace granary::gui {
