@@ -24,5 +24,7 @@ void register_validate_command(CLI::App& app, ExitCode& code);
 void register_run_commands(CLI::App& app, ExitCode& code);
 void register_durability_command(CLI::App& app, ExitCode& code);
 void register_test_command(CLI::App& app, ExitCode& code);
+void register_history_commands(CLI::App& app, ExitCode& code);
+void register_catalog_commands(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli
