@@ -108,6 +108,15 @@ Result<Row> one_row(Result<std::vector<Row>> rows, const std::string& path, cons
   return std::move(rows->front());
 }
 
+// InvalidArgument when `name` is built-in (see upsert in catalog_db.h).
+Status refuse_builtin(const std::string& path, CatalogTable table, const char* what,
+                      const std::string& name) {
+  if (!is_builtin_name(table, name)) return Status();
+  return Status::invalid_argument(path + ": " + what + " '" + name +
+                                  "' is built-in: runs always use the built-in figures, so this "
+                                  "edit would have no effect; save it under a new name");
+}
+
 Status check_failed(Database& db, Status s, const char* what, const std::string& name) {
   if (s.ok()) return s;
   if (s.message().find("constraint failed") != std::string::npos) {
@@ -196,6 +205,18 @@ Result<CatalogTable> parse_catalog_table(const std::string& name) {
                            "'");
 }
 
+bool is_builtin_name(CatalogTable table, const std::string& name) {
+  switch (table) {
+    case CatalogTable::kDrives:
+      return models::drive_profile(name).ok();
+    case CatalogTable::kNics:
+      return models::nic_profile(name).ok();
+    case CatalogTable::kAccelerators:
+      return models::accelerator_profile(name).ok();
+  }
+  return false;
+}
+
 Result<HardwareCatalogDb> HardwareCatalogDb::open(const std::string& path, OpenOptions options) {
   auto db = Database::open(path, options);
   if (!db.ok()) return db.status();
@@ -231,6 +252,7 @@ Status HardwareCatalogDb::upsert(const models::DriveProfile& d, const std::strin
     bind_drive(st, d);
     return Status();
   };
+  if (Status s = refuse_builtin(path(), CatalogTable::kDrives, "drive", d.name); !s.ok()) return s;
   return check_failed(db_, run_upsert(db_, kUpsertDrive, bind, source, false), "drive", d.name);
 }
 Status HardwareCatalogDb::upsert(const models::NicProfile& n, const std::string& source) {
@@ -238,10 +260,14 @@ Status HardwareCatalogDb::upsert(const models::NicProfile& n, const std::string&
     bind_nic(st, n);
     return Status();
   };
+  if (Status s = refuse_builtin(path(), CatalogTable::kNics, "NIC", n.name); !s.ok()) return s;
   return check_failed(db_, run_upsert(db_, kUpsertNic, bind, source, false), "NIC", n.name);
 }
 Status HardwareCatalogDb::upsert(const models::AcceleratorProfile& a, const std::string& source) {
   auto bind = [&](Statement& st) { return bind_accelerator(st, a, path()); };
+  if (Status s = refuse_builtin(path(), CatalogTable::kAccelerators, "accelerator", a.name);
+      !s.ok())
+    return s;
   return check_failed(db_, run_upsert(db_, kUpsertAccelerator, bind, source, false), "accelerator",
                       a.name);
 }

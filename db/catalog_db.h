@@ -12,7 +12,8 @@
 //
 // Scenarios name profiles; `granary run --catalog-db` resolves a name the built-in catalog does
 // not have through extra_profiles() (models::Catalog). A built-in name always resolves to the
-// built-in figures, so an edited built-in row changes no run: give the edit a new name.
+// built-in figures, so built-in rows are read-only here: upsert() refuses a built-in name (an
+// edit that changed no run), and the GUI offers "Duplicate as new name" instead.
 //
 // Thread-safety: one connection (see Database); use an instance from one thread at a time.
 #pragma once
@@ -32,6 +33,10 @@ enum class CatalogTable { kDrives, kNics, kAccelerators };
 // "drives", "nics", "accelerators"; parse: NotFound naming the choices.
 const char* catalog_table_name(CatalogTable table);
 Result<CatalogTable> parse_catalog_table(const std::string& name);
+
+// Whether `name` is a profile of the built-in catalog (models/catalog.h) for that table: runs
+// always use its built-in figures, whatever the database holds under that name.
+bool is_builtin_name(CatalogTable table, const std::string& name);
 
 // How a row came to be: seeded from the built-in catalog (and whether edited since), or added.
 struct RowOrigin {
@@ -65,7 +70,9 @@ class HardwareCatalogDb {
 
   // Adds a row or replaces the figures of the row of that name (which then counts as edited).
   // `source` says where the figures come from. Figures the models refuse (a zero bandwidth, an
-  // accelerator without the three MLPerf workloads' step times, ...) give InvalidArgument.
+  // accelerator without the three MLPerf workloads' step times, ...) give InvalidArgument, and
+  // so does a built-in name (is_builtin_name): "PATH: drive 'x' is built-in: runs always use
+  // the built-in figures, so this edit would have no effect; save it under a new name".
   Status upsert(const models::DriveProfile& d, const std::string& source);
   Status upsert(const models::NicProfile& n, const std::string& source);
   Status upsert(const models::AcceleratorProfile& a, const std::string& source);

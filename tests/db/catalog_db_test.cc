@@ -64,14 +64,12 @@ TEST(CatalogDb, CreatesTheSchemaAndSeedsTheBuiltInCatalog) {
 TEST(CatalogDb, SeedingIsIdempotentAndKeepsUserEdits) {
   testing::TempDir dir;
   const std::string path = dir.path("g.sqlite");
-  {
-    auto db = HardwareCatalogDb::open(path);
-    ASSERT_TRUE(db.ok());
-    models::DriveProfile pm = db->drive("samsung-pm9a3-7.68tb")->profile;
-    pm.price_usd = 1234;
-    ASSERT_TRUE(db->upsert(pm, "our quote 2025-01").ok());
-  }
-  // An edit made by another program (the GUI's Qt SQL, the sqlite3 shell) counts too.
+  ASSERT_TRUE(HardwareCatalogDb::open(path).ok());
+  // Built-in rows are read-only to this library and the GUI, but another program (the sqlite3
+  // shell) may still edit one: the trigger marks it edited and seeding keeps it.
+  sql(path,
+      "UPDATE drives SET price_usd = 1234, source = 'our quote 2025-01' "
+      "WHERE name = 'samsung-pm9a3-7.68tb'");
   sql(path, "UPDATE nics SET price_usd = 999 WHERE name = 'connectx7-400g'");
   // A newer built-in catalog: seeding runs again.
   sql(path, "UPDATE schema_version SET version = 0 WHERE component = 'builtin_catalog'");
@@ -112,6 +110,43 @@ TEST(CatalogDb, UpsertAddsReplacesAndDeleteRemoves) {
   EXPECT_NE(again.message().find("no row 'lab-nvme-3.84tb' in table drives"), std::string::npos);
 }
 
+// An edit of a built-in row would change no run (built-in names resolve to the built-in
+// figures): upsert refuses it, names the row, says what to do, and leaves the row as it was.
+TEST(CatalogDb, RefusesToEditABuiltInRow) {
+  testing::TempDir dir;
+  auto db = HardwareCatalogDb::open(dir.path("g.sqlite"));
+  ASSERT_TRUE(db.ok());
+  models::DriveProfile pm = db->drive("samsung-pm9a3-7.68tb")->profile;
+  pm.read_gbytes_per_s = 1;
+  const Status d = db->upsert(pm, "edit");
+  EXPECT_EQ(d.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(d.message(), db->path() +
+                             ": drive 'samsung-pm9a3-7.68tb' is built-in: runs always use the "
+                             "built-in figures, so this edit would have no effect; save it under "
+                             "a new name");
+  auto kept = db->drive("samsung-pm9a3-7.68tb");
+  EXPECT_DOUBLE_EQ(kept->profile.read_gbytes_per_s, 6.9);
+  EXPECT_FALSE(kept->origin.user_edited);
+  models::NicProfile nic = db->nic("connectx7-400g")->profile;
+  nic.price_usd = 5;
+  const Status n = db->upsert(nic, "edit");
+  EXPECT_NE(n.message().find("NIC 'connectx7-400g' is built-in"), std::string::npos) << n.message();
+  EXPECT_DOUBLE_EQ(db->nic("connectx7-400g")->profile.price_usd, 0);
+  models::AcceleratorProfile a100 = db->accelerator("a100")->profile;
+  const Status a = db->upsert(a100, "edit");
+  EXPECT_NE(a.message().find("accelerator 'a100' is built-in"), std::string::npos) << a.message();
+  // A built-in row the user deleted is still built-in: its name stays refused.
+  ASSERT_TRUE(db->remove(CatalogTable::kDrives, "samsung-pm9a3-7.68tb").ok());
+  EXPECT_EQ(db->upsert(pm, "edit").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(db->drive("samsung-pm9a3-7.68tb").status().code(), Status::Code::kNotFound);
+  // The same figures under a new name are a new, editable row.
+  pm.name = "pm9a3-as-measured";
+  EXPECT_TRUE(db->upsert(pm, "edit").ok());
+  EXPECT_TRUE(is_builtin_name(CatalogTable::kDrives, "samsung-pm9a3-7.68tb"));
+  EXPECT_FALSE(is_builtin_name(CatalogTable::kDrives, "pm9a3-as-measured"));
+  EXPECT_FALSE(is_builtin_name(CatalogTable::kNics, "samsung-pm9a3-7.68tb"));
+}
+
 TEST(CatalogDb, RefusesFiguresTheModelsRefuse) {
   testing::TempDir dir;
   auto db = HardwareCatalogDb::open(dir.path("g.sqlite"));
@@ -148,10 +183,10 @@ TEST(CatalogDb, ExportedProfilesResolveInScenarios) {
   auto d = catalog.drive("lab-nvme-3.84tb");
   ASSERT_TRUE(d.ok());
   EXPECT_DOUBLE_EQ(d->read_gbytes_per_s, 5.5);
-  // Built-in names resolve to the built-in figures even when the database row was edited.
-  models::DriveProfile pm = *models::drive_profile("samsung-pm9a3-7.68tb");
-  pm.read_gbytes_per_s = 1;
-  ASSERT_TRUE(db->upsert(pm, "edit").ok());
+  // Built-in names resolve to the built-in figures even when another program (the sqlite3
+  // shell) edited the database row.
+  sql(db->path(), "UPDATE drives SET read_gbytes_per_s = 1 WHERE name = 'samsung-pm9a3-7.68tb'");
+  ASSERT_DOUBLE_EQ(db->drive("samsung-pm9a3-7.68tb")->profile.read_gbytes_per_s, 1);
   models::Catalog again;
   again.add(*db->extra_profiles());
   EXPECT_DOUBLE_EQ(again.drive("samsung-pm9a3-7.68tb")->read_gbytes_per_s, 6.9);
