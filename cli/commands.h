@@ -26,5 +26,7 @@ void register_durability_command(CLI::App& app, ExitCode& code);
 void register_test_command(CLI::App& app, ExitCode& code);
 // `granary plan sweep`, added to the `plan` command (cli/sweep_command.cc).
 void add_sweep_subcommand(CLI::App& plan, ExitCode& code);
+void register_history_commands(CLI::App& app, ExitCode& code);
+void register_catalog_commands(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli

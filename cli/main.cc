@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   granary::cli::register_run_commands(app, code);
   granary::cli::register_durability_command(app, code);
   granary::cli::register_test_command(app, code);
+  granary::cli::register_history_commands(app, code);
+  granary::cli::register_catalog_commands(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -18,6 +18,7 @@
 
 #include "cli/child_run.h"
 #include "cli/commands.h"
+#include "cli/db_options.h"
 #include "cli/progress.h"
 #include "cli/resources.h"
 #include "models/catalog.h"
@@ -389,10 +390,14 @@ struct RunArgs {
   bool quiet = false;
   std::string progress;  // --progress: none, bar or json (empty: bar on a terminal)
   ResourceArgs resources;
+  std::string catalog_db;  // --catalog-db
+  HistoryArgs history;     // --history [PATH]
 };
 
 void run_run(RunArgs& a, ExitCode& code) {
-  auto scenario = models::load_scenario(a.path);
+  auto catalog = load_catalog(a.catalog_db);
+  if (!catalog.ok()) return fail_input(code, catalog.status());
+  auto scenario = models::load_scenario(a.path, *catalog);
   if (!scenario.ok()) return fail_input(code, scenario.status());
   const uint64_t seed = a.seed.value_or(scenario->seed);
   // What the run would refuse as it builds its cluster plan, refused before anything is
@@ -405,6 +410,9 @@ void run_run(RunArgs& a, ExitCode& code) {
   if (Status st = sim::check_cost(*scenario, cost, a.resources.limits()); !st.ok()) {
     return fail_input(code, st);
   }
+  // Opened before the run, so that a database that cannot be used stops it at once.
+  auto history = open_history(a.history);
+  if (!history.ok()) return fail_input(code, history.status());
   std::cerr << "granary: " << a.path << ": seed " << seed << ", " << plan.reason << "\n";
   std::cerr << "granary: estimate: " << sim::cost_summary(cost) << "\n";
   start_watchdog(a.path, a.resources.limits());
@@ -423,7 +431,19 @@ void run_run(RunArgs& a, ExitCode& code) {
   bar.finish();
   if (mode == ProgressMode::kJson && report.ok()) json_progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!report.ok()) return fail_input(code, report.status());
+  FinishedRun finished;
+  finished.scenario_path = a.path;
+  finished.scenario_name = scenario->name;
+  finished.scenario_sha256 = scenario->source_sha256;
+  finished.seed = seed;
+  finished.wall_s = wall;
+  if (!report.ok()) {
+    finished.error = report.status().message();
+    if (*history) {
+      if (Status s = record_run(**history, finished); !s.ok()) fail_input(code, s);
+    }
+    return fail_input(code, report.status());
+  }
   const std::vector<models::Expectation>& expectations = scenario->expectations;
   std::vector<models::ExpectationOutcome> outcomes;
   if (!expectations.empty()) {
@@ -440,6 +460,10 @@ void run_run(RunArgs& a, ExitCode& code) {
   std::cerr << "granary: wall time " << fmt(wall, 2) << " s\n";
   for (const models::ExpectationOutcome& o : outcomes) {
     if (!o.passed) code.value = 1;  // an expectation failed; the report is written all the same
+  }
+  if (*history) {
+    finished.report = &*report;
+    if (Status s = record_run(**history, finished); !s.ok()) fail_input(code, s);
   }
 }
 
@@ -524,6 +548,8 @@ void register_run_commands(CLI::App& app, ExitCode& code) {
                   "{\"progress\": 0..1, \"simulated_s\": x} object per line)")
       ->check(CLI::IsMember({"none", "bar", "json"}));
   add_resource_options(*run, run_args->resources);
+  add_catalog_db_option(*run, run_args->catalog_db);
+  add_history_option(*run, run_args->history);
   run->callback([run_args, &code] { run_run(*run_args, code); });
 
   auto plan_args = std::make_shared<PlanArgs>();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/db_options.h"
 #include "cli/resources.h"
 #include "models/scenario_json.h"
 #include "sim/cluster_plan.h"
@@ -22,6 +23,7 @@ struct ValidateArgs {
   std::vector<std::string> files;
   ResourceArgs resources;
   bool json = false;
+  std::string catalog_db;
 };
 }  // namespace
 
@@ -34,9 +36,12 @@ void register_validate_command(CLI::App& app, ExitCode& code) {
   add_resource_options(*cmd, args->resources);
   cmd->add_flag("--json", args->json,
                 "print one JSON object per valid file (its summary and cost estimate)");
+  add_catalog_db_option(*cmd, args->catalog_db);
   cmd->callback([args, &code] {
+    auto catalog = load_catalog(args->catalog_db);
+    if (!catalog.ok()) return fail_input(code, catalog.status());
     for (const std::string& path : args->files) {
-      Result<models::Scenario> s = models::load_scenario(path);
+      Result<models::Scenario> s = models::load_scenario(path, *catalog);
       if (!s.ok()) {
         fail_input(code, s.status());
         continue;

@@ -132,7 +132,7 @@ QWidget* EditorView::build_scenario_tab() {
 }
 
 QWidget* EditorView::build_cluster_tab() {
-  const QStringList nics = qt_list(models::nic_profile_names());
+  const QStringList nics = qt_list(doc_->catalog().nic_names());
   auto* page = new QWidget;
   auto* h = new QHBoxLayout(page);
   auto* left = new QVBoxLayout;
@@ -142,7 +142,7 @@ QWidget* EditorView::build_cluster_tab() {
       {num("/cluster/clients/count", tr("Nodes"), "", tr("client nodes, 1..65536")),
        num("/cluster/clients/accelerators_per_node", tr("Accelerators per node"), "8"),
        profile("/cluster/clients/accelerator", tr("Accelerator model"),
-               qt_list(models::accelerator_profile_names())),
+               qt_list(doc_->catalog().accelerator_names())),
        profile("/cluster/clients/nic", tr("NIC model"), nics),
        num("/cluster/clients/nic/count", tr("NICs per node"), "1"),
        num("/cluster/clients/nic/gbps", tr("NIC port rate (Gb/s)"), tr("profile")),
@@ -154,7 +154,7 @@ QWidget* EditorView::build_cluster_tab() {
   right->addWidget(group(
       tr("Storage servers"), fields_,
       {num("/cluster/storage/count", tr("Servers"), "", tr("storage servers")),
-       profile("/cluster/storage/drive", tr("Drive model"), qt_list(models::drive_profile_names())),
+       profile("/cluster/storage/drive", tr("Drive model"), qt_list(doc_->catalog().drive_names())),
        num("/cluster/storage/drive/count", tr("Drives per server"), "1"),
        num("/cluster/storage/drive/capacity_tb", tr("Drive capacity (TB)"), tr("profile")),
        profile("/cluster/storage/nic", tr("NIC model"), nics),

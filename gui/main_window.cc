@@ -12,7 +12,10 @@
 #include <QStatusBar>
 #include <memory>
 
+#include "db/catalog_db.h"
+#include "gui/catalog_view.h"
 #include "gui/editor_view.h"
+#include "gui/history_view.h"
 #include "gui/report_data.h"
 #include "gui/results_view.h"
 #include "gui/topology_view.h"
@@ -54,6 +57,12 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
       QMessageBox::critical(parent, tr("Granary"), message);
     };
   }
+  if (options_.database_path.isEmpty()) {
+    auto path = db::default_database_path();
+    if (path.ok()) options_.database_path = QString::fromStdString(*path);
+  }
+  load_catalog();  // before the editor: its profile lists come from the document's catalog
+  recorder_ = new RunRecorder(options_.database_path, runs_, doc_, this);
   views_ = new QTabWidget;
   editor_ = new EditorView(doc_);
   topology_ = new TopologyView;
@@ -100,6 +109,70 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::load_catalog() {
+  models::Catalog catalog;
+  runs_->set_catalog_db(options_.database_path);
+  if (!options_.database_path.isEmpty() && QFileInfo::exists(options_.database_path)) {
+    auto db = db::HardwareCatalogDb::open(options_.database_path.toStdString(),
+                                          {.create_if_missing = false});
+    auto extra = db.ok() ? db->extra_profiles() : Result<models::ExtraProfiles>(db.status());
+    if (extra.ok()) catalog.add(std::move(extra).value());
+  }
+  doc_->set_catalog(std::move(catalog));
+}
+
+HistoryView* MainWindow::show_history() {
+  if (!history_) {
+    history_ = new HistoryView(options_.database_path, this);
+    history_->setWindowFlag(Qt::Window);
+    history_->resize(1000, 500);
+    connect(history_, &HistoryView::open_requested, this,
+            [this](const QString& scenario, const QString& report, const QString& title) {
+              open_history_run(scenario, report, title);
+            });
+    connect(recorder_, &RunRecorder::recorded, history_, [this] { history_->refresh(); });
+  }
+  history_->refresh();
+  history_->show();
+  history_->raise();
+  return history_;
+}
+
+CatalogView* MainWindow::show_catalog() {
+  if (!catalog_) {
+    catalog_ = new CatalogView(options_.database_path, this);
+    catalog_->setWindowFlag(Qt::Window);
+    catalog_->resize(1100, 500);
+    connect(catalog_, &CatalogView::catalog_changed, this, [this] {
+      load_catalog();
+      doc_->validate();
+    });
+  }
+  catalog_->show();
+  catalog_->raise();
+  return catalog_;
+}
+
+bool MainWindow::open_history_run(const QString& scenario_json, const QString& report_json,
+                                  const QString& title) {
+  const auto scenario = nlohmann::json::parse(scenario_json.toStdString(), nullptr, false);
+  if (scenario.is_discarded()) {
+    options_.show_error(this, tr("The stored scenario is not JSON: %1").arg(title));
+    return false;
+  }
+  if (!maybe_save()) return false;
+  doc_->reset(scenario);
+  const auto report = nlohmann::json::parse(report_json.toStdString(), nullptr, false);
+  if (report_json.isEmpty() || report.is_discarded()) {
+    results_->set_message(tr("No report stored for %1.").arg(title));
+  } else {
+    runs_->adopt_report(report);
+    results_->set_report(report, tr("From the run history: %1").arg(title));
+  }
+  show_view(View::kEditor);
+  return true;
+}
+
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&New"), QKeySequence::New, this, [this] { new_document(); });
@@ -137,6 +210,9 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Results"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                   [this] { show_view(View::kResults); });
 
+  QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+  tools->addAction(tr("Run &History..."), this, [this] { show_history(); });
+  tools->addAction(tr("Hardware &Catalog..."), this, [this] { show_catalog(); });
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run_action_ = run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), this, [this] { start_run(); });
   cancel_action_ =

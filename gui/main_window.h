@@ -32,6 +32,9 @@ class QMenu;
 namespace granary::gui {
 
 class EditorView;
+class HistoryView;
+class CatalogView;
+class RunRecorder;
 class TopologyView;
 class ResultsView;
 
@@ -46,6 +49,9 @@ struct MainWindowOptions {
   std::function<QString(QWidget* parent, bool save)> ask_file_name;
   // Shows an error (a file that cannot be read or written). Default: a QMessageBox.
   std::function<void(QWidget* parent, const QString& message)> show_error;
+  // The Granary database (run history, hardware catalog; db/database.h); empty: the default
+  // ($GRANARY_DB, else the XDG data directory). Every run is recorded there.
+  QString database_path;
 };
 
 enum class View { kEditor = 0, kTopology = 1, kResults = 2 };
@@ -69,6 +75,15 @@ class MainWindow : public QMainWindow {
   bool open_report(const QString& path);
 
   void show_view(View view);
+  // Tools > Run History / Hardware Catalog: the windows (created on first use) and the file.
+  HistoryView* show_history();
+  CatalogView* show_catalog();
+  QString database_path() const { return options_.database_path; }
+  RunRecorder* recorder() const { return recorder_; }
+  // A run from the history: its scenario as a new, unsaved document and its report as the
+  // last report (shown in Results). false (the error shown) when the JSON cannot be read.
+  bool open_history_run(const QString& scenario_json, const QString& report_json,
+                        const QString& title = {});
   ScenarioDocument* document() const { return doc_; }
   EditorView* editor() const { return editor_; }
   TopologyView* topology() const { return topology_; }
@@ -106,6 +121,10 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   QAction* run_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
+  RunRecorder* recorder_ = nullptr;
+  HistoryView* history_ = nullptr;
+  CatalogView* catalog_ = nullptr;
+  void load_catalog();  // the database's profiles into the document's catalog
 };
 
 }  // namespace granary::gui

@@ -76,7 +76,10 @@ bool RunController::start(const ScenarioDocument& doc) {
   }
   report_path_ = dir_->filePath("report.json");
   process_.setProgram(granary_binary());
-  process_.setArguments({"run", scenario, "--out", report_path_, "--progress", "json"});
+  QStringList args = {"run", scenario, "--out", report_path_, "--progress", "json"};
+  if (!catalog_db_.isEmpty() && QFileInfo::exists(catalog_db_))
+    args << "--catalog-db" << catalog_db_;
+  process_.setArguments(args);
   process_.start();
   if (!process_.waitForStarted(10000)) return false;  // finished(kFailed) came from errorOccurred
   pid_ = process_.processId();

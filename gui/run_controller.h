@@ -66,6 +66,12 @@ class RunController : public QObject {
   // The last report read (exit 0 or 1), as granary wrote it.
   const std::optional<nlohmann::json>& report() const { return report_; }
 
+  // A hardware catalog database the child resolves profile names with (--catalog-db), when
+  // the file exists at start(); empty: none.
+  void set_catalog_db(QString path) { catalog_db_ = std::move(path); }
+  // A report from elsewhere (the run history) becomes the last report.
+  void adopt_report(nlohmann::json report) { report_ = std::move(report); }
+
   // How long cancel() waits after SIGTERM before SIGKILL.
   void set_kill_grace_ms(int ms) { kill_timer_.setInterval(ms); }
 
@@ -89,6 +95,7 @@ class RunController : public QObject {
   double progress_ = 0, simulated_s_ = 0;
   RunOutcome outcome_;
   std::optional<nlohmann::json> report_;
+  QString catalog_db_;
 };
 
 }  // namespace granary::gui

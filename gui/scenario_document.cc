@@ -238,7 +238,7 @@ const Validation& ScenarioDocument::validate() {
     v.json_path = json_path_of_message(message, source);
     if (!v.json_path.empty()) v.pointer = pointer_of_json_path(v.json_path);
   };
-  Result<models::Scenario> s = models::parse_scenario(json_.dump(2), source);
+  Result<models::Scenario> s = models::parse_scenario(json_.dump(2), source, catalog_);
   if (!s.ok()) {
     fail(s.status().message());
   } else if (Result<sim::ClusterPlan> plan = sim::build_cluster_plan(*s, s->seed); !plan.ok()) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/status.h"
+#include "models/catalog.h"
 #include "models/scenario.h"
 #include "models/topology.h"
 
@@ -86,6 +87,11 @@ class ScenarioDocument : public QObject {
   // The whole document replaced (the raw JSON editor).
   void replace_all(Json json, const QString& description);
 
+  // The catalog profile names resolve against (the built-in one by default; granary-gui adds
+  // the catalog database's profiles, db/catalog_db.h). Takes effect at the next validate().
+  void set_catalog(models::Catalog catalog) { catalog_ = std::move(catalog); }
+  const models::Catalog& catalog() const { return catalog_; }
+
   // Validates the current JSON, stores and returns the outcome and emits validated().
   const Validation& validate();
   const Validation& validation() const { return validation_; }
@@ -103,6 +109,7 @@ class ScenarioDocument : public QObject {
   QString path_;
   QUndoStack undo_;
   Validation validation_;
+  models::Catalog catalog_;
 };
 
 }  // namespace granary::gui

@@ -4,6 +4,8 @@
 // reasoning next to it. Prices are 0 ("unknown") until the priced catalog arrives.
 #include "models/catalog.h"
 
+#include <algorithm>
+
 namespace granary::models {
 
 namespace {
@@ -361,6 +363,73 @@ Result<AcceleratorProfile> accelerator_profile(std::string_view name) {
 }
 Result<TrainingWorkload> mlperf_workload(std::string_view name) {
   return find(mlperf_workloads(), name, "MLPerf Storage workload");
+}
+
+namespace {
+
+template <typename T>
+std::string name_list(const std::vector<T>& profiles) {
+  std::string out;
+  for (const T& p : profiles) out += (out.empty() ? "" : ", ") + p.name;
+  return out.empty() ? std::string("none") : out;
+}
+
+// Looks `name` up in the built-in profiles, then in each extra source's.
+template <typename T>
+Result<T> find_in(const std::vector<ExtraProfiles>& extras, std::vector<T> ExtraProfiles::*member,
+                  Result<T> built_in, std::string_view name, const std::vector<T>& builtins,
+                  const char* what) {
+  if (built_in.ok() || extras.empty()) return built_in;
+  for (const ExtraProfiles& e : extras) {
+    for (const T& p : e.*member) {
+      if (p.name == name) return p;
+    }
+  }
+  std::string looked = "built-in: " + name_list(builtins);
+  for (const ExtraProfiles& e : extras) looked += "; " + e.source + ": " + name_list(e.*member);
+  return Status::not_found("unknown " + std::string(what) + " '" + std::string(name) +
+                           "' (known: " + looked + ")");
+}
+
+template <typename T>
+std::vector<std::string> all_names(const std::vector<ExtraProfiles>& extras,
+                                   std::vector<T> ExtraProfiles::*member,
+                                   std::vector<std::string> names) {
+  for (const ExtraProfiles& e : extras) {
+    for (const T& p : e.*member) {
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+const Catalog& Catalog::built_in() {
+  static const Catalog kBuiltIn;
+  return kBuiltIn;
+}
+
+Result<DriveProfile> Catalog::drive(std::string_view name) const {
+  return find_in(extras_, &ExtraProfiles::drives, drive_profile(name), name, drive_profiles(),
+                 "drive profile");
+}
+Result<NicProfile> Catalog::nic(std::string_view name) const {
+  return find_in(extras_, &ExtraProfiles::nics, nic_profile(name), name, nic_profiles(),
+                 "NIC profile");
+}
+Result<AcceleratorProfile> Catalog::accelerator(std::string_view name) const {
+  return find_in(extras_, &ExtraProfiles::accelerators, accelerator_profile(name), name,
+                 accelerator_profiles(), "accelerator");
+}
+std::vector<std::string> Catalog::drive_names() const {
+  return all_names(extras_, &ExtraProfiles::drives, drive_profile_names());
+}
+std::vector<std::string> Catalog::nic_names() const {
+  return all_names(extras_, &ExtraProfiles::nics, nic_profile_names());
+}
+std::vector<std::string> Catalog::accelerator_names() const {
+  return all_names(extras_, &ExtraProfiles::accelerators, accelerator_profile_names());
 }
 
 const std::vector<std::string>& protocols_for_design(StorageDesign design) {

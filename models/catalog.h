@@ -4,6 +4,8 @@
 //
 // Profiles are compiled-in constants: every function here is pure and safe to call from any
 // thread. Lookups return a copy, or NotFound with a message that lists the known names.
+// `Catalog` resolves names against the built-in profiles plus extra ones (a hardware catalog
+// database, db/catalog_db.h): scenario parsing takes one (scenario_json.h).
 #pragma once
 
 #include <string>
@@ -40,6 +42,46 @@ Result<TrainingWorkload> mlperf_workload(std::string_view name);
 // MLPerf Storage v2.0 checkpointing presets: llama3-8b, llama3-70b, llama3-405b, llama3-1t.
 const std::vector<CheckpointWorkload>& mlperf_checkpoints();
 Result<CheckpointWorkload> mlperf_checkpoint(std::string_view name);
+
+// Extra drive, NIC and accelerator profiles and where they come from (`source`, e.g.
+// "catalog database /home/a/.local/share/granary/granary.sqlite"), for messages.
+struct ExtraProfiles {
+  std::string source;
+  std::vector<DriveProfile> drives;
+  std::vector<NicProfile> nics;
+  std::vector<AcceleratorProfile> accelerators;
+};
+
+// The profiles a scenario may name: the built-in ones, then those of each extra source in the
+// order added. A built-in name always resolves to the built-in profile (so that a scenario that
+// names only built-in hardware gives the same report with or without extras); the first extra
+// source holding a name wins over later ones. An unknown name gives NotFound listing the names
+// of every place looked in, e.g. "unknown drive profile 'x' (known: built-in: a, b; catalog
+// database /p.sqlite: c)"; with no extras the message is the built-in lookup's.
+// A value: immutable once built, safe to share between threads for reading.
+class Catalog {
+ public:
+  Catalog() = default;
+  // The built-in catalog alone.
+  static const Catalog& built_in();
+
+  void add(ExtraProfiles extra) { extras_.push_back(std::move(extra)); }
+  const std::vector<ExtraProfiles>& extras() const { return extras_; }
+
+  Result<DriveProfile> drive(std::string_view name) const;
+  Result<NicProfile> nic(std::string_view name) const;
+  Result<AcceleratorProfile> accelerator(std::string_view name) const;
+  // Protocols and workloads are built-in only.
+  Result<ProtocolProfile> protocol(std::string_view name) const { return protocol_profile(name); }
+
+  // Every name, built-in first, then the extras' names that are not already listed.
+  std::vector<std::string> drive_names() const;
+  std::vector<std::string> nic_names() const;
+  std::vector<std::string> accelerator_names() const;
+
+ private:
+  std::vector<ExtraProfiles> extras_;
+};
 
 // The protocols that carry a storage design, the default first: rados runs over Ceph's
 // messenger (rdma, tcp), pfs over Lustre's LNet (lnet-rdma, lnet-tcp), nfs over NFS

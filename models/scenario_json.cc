@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -137,8 +139,8 @@ std::optional<int64_t> as_integer(const json& j) {
 
 class Context {
  public:
-  Context(std::string source, fs::path base_dir)
-      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+  Context(std::string source, fs::path base_dir, const Catalog& catalog)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)), catalog_(catalog) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     throw ScenarioError{source_ + ": " + (path.empty() ? "" : path + ": ") + what};
@@ -149,10 +151,12 @@ class Context {
   }
   const fs::path& base_dir() const { return base_dir_; }
   const std::string& source() const { return source_; }
+  const Catalog& catalog() const { return catalog_; }
 
  private:
   std::string source_;
   fs::path base_dir_;
+  const Catalog& catalog_;
 };
 
 // One JSON object of the document, its keys checked against the known ones on construction.
@@ -612,10 +616,16 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
 
 // ---- profiles with overrides
 
-template <typename T>
-T resolve(const Obj& o, std::string_view key, Result<T> (*lookup)(std::string_view)) {
+template <typename T, typename Lookup>
+T resolve(const Obj& o, std::string_view key, Lookup lookup) {
   const std::string name = o.string(key, std::nullopt, "a profile name (a string)");
-  Result<T> r = lookup(name);
+  Result<T> r = [&]() -> Result<T> {
+    if constexpr (std::is_invocable_v<Lookup, const Catalog&, std::string_view>) {
+      return std::invoke(lookup, o.ctx().catalog(), name);  // a Catalog member
+    } else {
+      return lookup(name);
+    }
+  }();
   if (!r.ok()) {
     // The catalog's message names the profile as given ('name'): shorten a long one.
     std::string message = r.status().message();
@@ -629,7 +639,7 @@ T resolve(const Obj& o, std::string_view key, Result<T> (*lookup)(std::string_vi
 }
 
 DriveProfile parse_drive(const Obj& o) {
-  DriveProfile d = resolve<DriveProfile>(o, "profile", &drive_profile);
+  DriveProfile d = resolve<DriveProfile>(o, "profile", &Catalog::drive);
   d.kind = o.choice<DriveKind>(
       "kind",
       {{"nvme", DriveKind::kNvme}, {"sata-ssd", DriveKind::kSataSsd}, {"hdd", DriveKind::kHdd}},
@@ -683,7 +693,7 @@ DriveProfile parse_drive(const Obj& o) {
 
 NicSpec parse_nic(const Obj& o) {
   NicSpec n;
-  n.profile = resolve<NicProfile>(o, "profile", &nic_profile);
+  n.profile = resolve<NicProfile>(o, "profile", &Catalog::nic);
   n.count = o.int32("count", {1, 64}, 1);
   n.profile.gbps = o.number("gbps", kGbytesPerS, n.profile.gbps);
   n.profile.ports = o.int32("ports", {1, 16}, n.profile.ports);
@@ -701,10 +711,10 @@ AcceleratorProfile parse_accelerator(const Obj& clients) {
     clients.expected("accelerator", "an accelerator name or an object with a 'profile'");
   }
   if (v->is_string())
-    return resolve<AcceleratorProfile>(clients, "accelerator", &accelerator_profile);
+    return resolve<AcceleratorProfile>(clients, "accelerator", &Catalog::accelerator);
   const Obj o = clients.object("accelerator",
                                {"profile", "compute_s_per_step", "host_memory_gib", "price_usd"});
-  AcceleratorProfile a = resolve<AcceleratorProfile>(o, "profile", &accelerator_profile);
+  AcceleratorProfile a = resolve<AcceleratorProfile>(o, "profile", &Catalog::accelerator);
   if (const json* steps = o.find("compute_s_per_step")) {
     if (!steps->is_object()) o.expected("compute_s_per_step", "an object of seconds by workload");
     const std::string path = o.path_of("compute_s_per_step");
@@ -1939,6 +1949,11 @@ std::string sha256_hex(std::string_view text) {
 }
 
 Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path) {
+  return parse_scenario(json_text, source_path, Catalog::built_in());
+}
+
+Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path,
+                                const Catalog& catalog) {
   // The path names the scenario in every message and report, and gives its default name: it
   // must be text (the report writer cannot write other bytes).
   if (auto bad = json_diag::utf8_problem(source_path)) {
@@ -1952,7 +1967,7 @@ Result<Scenario> parse_scenario(std::string_view json_text, std::string_view sou
   std::error_code ec;
   const fs::path absolute = fs::absolute(base, ec);
   if (!ec) base = absolute;
-  const Context ctx(source, base);
+  const Context ctx(source, base, catalog);
   std::string default_name = path.stem().string();
   if (default_name.empty()) default_name = "scenario";
   try {
@@ -1967,6 +1982,10 @@ Result<Scenario> parse_scenario(std::string_view json_text, std::string_view sou
 }
 
 Result<Scenario> load_scenario(const std::string& path) {
+  return load_scenario(path, Catalog::built_in());
+}
+
+Result<Scenario> load_scenario(const std::string& path, const Catalog& catalog) {
   if (json_diag::invalid_utf8_offset(path)) return parse_scenario("", path);  // its message
   std::error_code ec;
   if (!fs::exists(path, ec)) return Status::not_found(path + ": no such file");
@@ -1992,7 +2011,7 @@ Result<Scenario> load_scenario(const std::string& path) {
     }
   }
   if (in.bad()) return Status::io_error(path + ": read error");
-  return parse_scenario(text, path);
+  return parse_scenario(text, path, catalog);
 }
 
 std::string scenario_summary(const Scenario& s) {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "engine/status.h"
+#include "models/catalog.h"
 #include "models/scenario.h"
 
 namespace granary::models {
@@ -23,12 +24,16 @@ namespace granary::models {
 inline constexpr int kScenarioFormatVersion = 1;
 
 // Reads and validates a scenario file. Relative paths inside it (storage.rados.crush_map)
-// resolve against the file's directory.
+// resolve against the file's directory. Profile names resolve against `catalog` (the built-in
+// catalog when not given; catalog.h).
 Result<Scenario> load_scenario(const std::string& path);
+Result<Scenario> load_scenario(const std::string& path, const Catalog& catalog);
 
 // Validates scenario text. `source_path` names the text in messages and anchors relative
 // paths (its directory; the current directory when it has none).
 Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path);
+Result<Scenario> parse_scenario(std::string_view json_text, std::string_view source_path,
+                                const Catalog& catalog);
 
 // SHA-256 of `text` (OpenSSL's libcrypto), as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view text);

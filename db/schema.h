@@ -1,0 +1,102 @@
+// The SQL schema of a Granary database, version 1 (docs/history-and-catalog.md documents each
+// column). Every figure has its unit in the column's name; CHECK constraints hold every writer
+// (this library, Qt SQL in granary-gui, the sqlite3 shell) to values the models accept.
+// A catalog row edited after it was added gets user_edited = 1 (trigger), so that seeding from
+// a newer built-in catalog never overwrites it.
+// Constant data; safe from any thread.
+#pragma once
+
+namespace granary::db {
+
+inline constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (
+  component TEXT PRIMARY KEY NOT NULL,
+  version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS drives (
+  name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+  kind TEXT NOT NULL DEFAULT 'nvme' CHECK (kind IN ('nvme', 'sata-ssd', 'hdd')),
+  capacity_tb REAL NOT NULL DEFAULT 1 CHECK (typeof(capacity_tb) IN ('real', 'integer')
+    AND capacity_tb >= 0.001 AND capacity_tb <= 1000),
+  read_gbytes_per_s REAL NOT NULL DEFAULT 1 CHECK (typeof(read_gbytes_per_s) IN ('real',
+    'integer') AND read_gbytes_per_s > 0 AND read_gbytes_per_s <= 10000),
+  write_gbytes_per_s REAL NOT NULL DEFAULT 1 CHECK (typeof(write_gbytes_per_s) IN ('real',
+    'integer') AND write_gbytes_per_s > 0 AND write_gbytes_per_s <= 10000),
+  read_kiops REAL NOT NULL DEFAULT 100 CHECK (typeof(read_kiops) IN ('real', 'integer')
+    AND read_kiops >= 0.001 AND read_kiops <= 100000),
+  write_kiops REAL NOT NULL DEFAULT 100 CHECK (typeof(write_kiops) IN ('real', 'integer')
+    AND write_kiops >= 0.001 AND write_kiops <= 100000),
+  read_latency_us REAL NOT NULL DEFAULT 100 CHECK (typeof(read_latency_us) IN ('real',
+    'integer') AND read_latency_us >= 0 AND read_latency_us <= 1000000),
+  write_latency_us REAL NOT NULL DEFAULT 100 CHECK (typeof(write_latency_us) IN ('real',
+    'integer') AND write_latency_us >= 0 AND write_latency_us <= 1000000),
+  queue_depth INTEGER NOT NULL DEFAULT 0 CHECK (typeof(queue_depth) = 'integer'
+    AND queue_depth BETWEEN 0 AND 65535),
+  price_usd REAL NOT NULL DEFAULT 0 CHECK (typeof(price_usd) IN ('real', 'integer')
+    AND price_usd >= 0),
+  source TEXT NOT NULL DEFAULT '',
+  builtin INTEGER NOT NULL DEFAULT 0 CHECK (builtin IN (0, 1)),
+  user_edited INTEGER NOT NULL DEFAULT 1 CHECK (user_edited IN (0, 1))
+);
+CREATE TABLE IF NOT EXISTS nics (
+  name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+  gbps REAL NOT NULL DEFAULT 100 CHECK (typeof(gbps) IN ('real', 'integer') AND gbps > 0
+    AND gbps <= 100000),
+  ports INTEGER NOT NULL DEFAULT 1 CHECK (typeof(ports) = 'integer' AND ports BETWEEN 1 AND 16),
+  latency_us REAL NOT NULL DEFAULT 1 CHECK (typeof(latency_us) IN ('real', 'integer')
+    AND latency_us >= 0 AND latency_us <= 1000000),
+  price_usd REAL NOT NULL DEFAULT 0 CHECK (typeof(price_usd) IN ('real', 'integer')
+    AND price_usd >= 0),
+  source TEXT NOT NULL DEFAULT '',
+  builtin INTEGER NOT NULL DEFAULT 0 CHECK (builtin IN (0, 1)),
+  user_edited INTEGER NOT NULL DEFAULT 1 CHECK (user_edited IN (0, 1))
+);
+CREATE TABLE IF NOT EXISTS accelerators (
+  name TEXT PRIMARY KEY NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+  unet3d_compute_s_per_step REAL NOT NULL DEFAULT 1 CHECK (typeof(unet3d_compute_s_per_step)
+    IN ('real', 'integer') AND unet3d_compute_s_per_step > 0 AND unet3d_compute_s_per_step <= 3600),
+  resnet50_compute_s_per_step REAL NOT NULL DEFAULT 1 CHECK (typeof(resnet50_compute_s_per_step)
+    IN ('real', 'integer') AND resnet50_compute_s_per_step > 0
+    AND resnet50_compute_s_per_step <= 3600),
+  cosmoflow_compute_s_per_step REAL NOT NULL DEFAULT 1 CHECK (typeof(
+    cosmoflow_compute_s_per_step) IN ('real', 'integer') AND cosmoflow_compute_s_per_step > 0
+    AND cosmoflow_compute_s_per_step <= 3600),
+  price_usd REAL NOT NULL DEFAULT 0 CHECK (typeof(price_usd) IN ('real', 'integer')
+    AND price_usd >= 0),
+  source TEXT NOT NULL DEFAULT '',
+  builtin INTEGER NOT NULL DEFAULT 0 CHECK (builtin IN (0, 1)),
+  user_edited INTEGER NOT NULL DEFAULT 1 CHECK (user_edited IN (0, 1))
+);
+CREATE TRIGGER IF NOT EXISTS drives_edited AFTER UPDATE ON drives WHEN OLD.user_edited = 0
+  AND NEW.user_edited = 0 BEGIN UPDATE drives SET user_edited = 1 WHERE rowid = NEW.rowid; END;
+CREATE TRIGGER IF NOT EXISTS nics_edited AFTER UPDATE ON nics WHEN OLD.user_edited = 0
+  AND NEW.user_edited = 0 BEGIN UPDATE nics SET user_edited = 1 WHERE rowid = NEW.rowid; END;
+CREATE TRIGGER IF NOT EXISTS accelerators_edited AFTER UPDATE ON accelerators
+  WHEN OLD.user_edited = 0 AND NEW.user_edited = 0
+  BEGIN UPDATE accelerators SET user_edited = 1 WHERE rowid = NEW.rowid; END;
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at TEXT NOT NULL,
+  scenario_name TEXT NOT NULL,
+  scenario_path TEXT NOT NULL,
+  scenario_sha256 TEXT NOT NULL,
+  seed TEXT NOT NULL,
+  granary_version TEXT NOT NULL,
+  granary_build TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error', 'cancelled')),
+  wall_s REAL NOT NULL,
+  accelerator_utilization_mean REAL,
+  read_gibps_epoch REAL,
+  read_gibps_steady REAL,
+  write_gibps REAL,
+  iops REAL,
+  expectations_passed INTEGER,
+  expectations_total INTEGER,
+  message TEXT NOT NULL DEFAULT '',
+  scenario_json TEXT NOT NULL,
+  report_json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_started_at ON runs (started_at);
+)sql";
+
+}  // namespace granary::db
