@@ -30,7 +30,6 @@ struct CheckpointMeasurements {
   double end_s = 0;                                         // the last phase's end
   double interval_s = 0;                                    // of the series
   std::vector<double> drive_write_gibps, drive_read_gibps;  // whole cluster, per interval
-  std::vector<double> link_bytes, link_bytes_reverse;       // [topology link]
   std::vector<ResourceInfo> resources;                      // the sampler's
   UtilizationSeries utilization;                            // [resource] over time
   uint64_t drive_bytes_written = 0;                         // simulated
@@ -43,7 +42,6 @@ struct BlockMeasurements {
   double end_s = 0;
   double interval_s = 0;  // of the monitor
   double drive_ops = 0, drive_queued_s = 0;
-  std::vector<double> link_bytes, link_bytes_reverse;
   std::vector<ResourceInfo> resources;  // the sampler's
   UtilizationSeries utilization;        // [resource] over time
 };
@@ -77,9 +75,8 @@ struct TrainingMeasurements {
   std::vector<double> au_series;         // cumulative MLPerf AU at each interval's end
   std::vector<double> au_windowed;       // busy fraction in each interval (sampler.h windowed_au)
   std::vector<double> drive_write_bytes_per_s;  // per interval, simulated (a checkpoint beside)
-  std::vector<double> link_bytes, link_bytes_reverse;
-  std::vector<ResourceInfo> resources;  // the sampler's
-  UtilizationSeries utilization;        // [resource] over time
+  std::vector<ResourceInfo> resources;          // the sampler's
+  UtilizationSeries utilization;                // [resource] over time
   std::vector<services::ClientStats> client_stats;
   models::PlacementLoad load;  // how the simulated dataset lies on the drives
 };

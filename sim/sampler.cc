@@ -76,8 +76,6 @@ LinkSampler::LinkSampler(const models::Topology& topology, const Platform& platf
       platform_(platform),
       env_(env),
       mds_(mds),
-      forward_(topology.links.size(), 0.0),
-      reverse_(topology.links.size(), 0.0),
       link_drive_(topology.links.size(), -1) {
   std::vector<int> drive_of_node(topology.nodes.size(), -1);
   for (size_t d = 0; d < topology.drives.size(); ++d) {
@@ -110,18 +108,15 @@ LinkSampler::LinkSampler(const models::Topology& topology, const Platform& platf
 LinkSampler::DriveBytes LinkSampler::sample(double interval_s) {
   DriveBytes d;
   const double now = env_.now_s();
-  for (size_t i = 0; i < forward_.size(); ++i) {
+  const size_t links = topology_.links.size();
+  for (size_t i = 0; i < links; ++i) {
     const double fu = platform_.forward[i]->get_usage(), ru = platform_.reverse[i]->get_usage();
-    const double f = fu * interval_s;
-    const double b = ru * interval_s;
-    forward_[i] += f;
-    reverse_[i] += b;
     const double fb = platform_.forward[i]->get_bandwidth();
     const double rb = platform_.reverse[i]->get_bandwidth();
     double busy = std::max(fb > 0 ? fu / fb : 0.0, rb > 0 ? ru / rb : 0.0);
     if (const int drive = link_drive_[i]; drive >= 0) {
-      d.read += f;
-      d.write += b;
+      d.read += fu * interval_s;
+      d.write += ru * interval_s;
       // The drive's command units (its IOPS) may be what limits it, not its bandwidth.
       if (const DriveQueue* q = env_.drive_queue(static_cast<DeviceId>(drive));
           q != nullptr && q->busy_units() > 0) {
@@ -132,7 +127,7 @@ LinkSampler::DriveBytes LinkSampler::sample(double interval_s) {
     }
     busy_[i] = busy;
   }
-  size_t r = forward_.size();
+  size_t r = links;
   for (int n : cpu_nodes_) {
     const simgrid::s4u::Host* h = platform_.hosts[n];
     const double capacity = h->get_speed() * h->get_core_count();

@@ -1,10 +1,9 @@
-// The sampler: what the workload drivers' monitor tasks measure over simulated time — the bytes
-// every topology link carries each way (integrated from SimGrid's instantaneous link usage at
-// every tick: its link-load plugin cannot be used, it crashes on the cancelled receives of
-// daemons killed at the end of a run), the drives' read and write rates, every resource's busy
-// fraction over time (links, drives, CPUs, metadata servers; docs/report-format.md,
-// "Utilisation"), accelerators' partial MLPerf utilisation and the loaders' step rates a steady
-// state is judged by.
+// The sampler: what the workload drivers' monitor tasks measure over simulated time — from
+// SimGrid's instantaneous link usage at every tick (its link-load plugin cannot be used, it
+// crashes on the cancelled receives of daemons killed at the end of a run) the drives' read and
+// write rates and every resource's busy fraction over time (links, drives, CPUs, metadata servers;
+// docs/report-format.md, "Utilisation"), accelerators' partial MLPerf utilisation and the loaders'
+// step rates a steady state is judged by.
 //
 // Deterministic: the same ticks give the same figures bit for bit. Simulation only (read from a
 // task).
@@ -69,16 +68,13 @@ class LinkSampler {
   struct DriveBytes {
     double read = 0, write = 0;
   };
-  // Adds `interval_s` of every link's current usage, both ways, and every resource's busy
-  // fraction over the interval (a link's usage now over its bandwidth in its busier direction;
-  // a drive's the larger of its link's and its command units' (drive_model.h work_done_s); a
-  // host's CPU load over its cores; a metadata server's workers' service time over its
-  // workers); returns the drives' share. Call from a task, every interval_s seconds.
+  // Adds every resource's busy fraction over the interval (a link's usage now over its bandwidth in
+  // its busier direction; a drive's the larger of its link's and its command units' (drive_model.h
+  // work_done_s); a host's CPU load over its cores; a metadata server's workers' service time over
+  // its workers); returns the bytes the drives read and wrote over it (their links' usage now x
+  // interval_s). Call from a task, every interval_s seconds.
   DriveBytes sample(double interval_s);
 
-  // Bytes each link carried ([topology link]), forward and reverse.
-  const std::vector<double>& forward_bytes() const { return forward_; }
-  const std::vector<double>& reverse_bytes() const { return reverse_; }
   // The resources followed ([topology link] first, then CPUs and metadata servers) and their
   // busy fractions over time.
   const std::vector<ResourceInfo>& resources() const { return resources_; }
@@ -89,7 +85,6 @@ class LinkSampler {
   const Platform& platform_;
   const SimEnv& env_;
   const std::vector<std::unique_ptr<services::MetadataService>>& mds_;
-  std::vector<double> forward_, reverse_;
   std::vector<ResourceInfo> resources_;
   std::vector<int> link_drive_;                    // [topology link]: its drive's DeviceId, or -1
   std::vector<int> cpu_nodes_;                     // topology nodes whose CPU is followed

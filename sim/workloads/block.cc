@@ -118,8 +118,6 @@ Result<nlohmann::json> BlockRun::run() {
         std::to_string(plan_.sim.simulation.max_simulated_s) + " simulated seconds");
   }
   m_.end_s = driver_->end_s();
-  m_.link_bytes = links_.forward_bytes();
-  m_.link_bytes_reverse = links_.reverse_bytes();
   m_.resources = links_.resources();
   m_.utilization = links_.utilization();
   return block_report(plan_, ctx_.drive_timing, *driver_, m_);

@@ -202,8 +202,6 @@ Result<nlohmann::json> CheckpointRun::run() {
         std::to_string(plan_.sim.simulation.max_simulated_s) + " simulated seconds");
   }
   for (double e : phase_end_) m_.end_s = std::max(m_.end_s, e);
-  m_.link_bytes = links_.forward_bytes();
-  m_.link_bytes_reverse = links_.reverse_bytes();
   m_.resources = links_.resources();
   m_.utilization = links_.utilization();
   return checkpoint_report(plan_, ctx_.world, m_);

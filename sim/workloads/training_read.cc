@@ -442,8 +442,6 @@ Status TrainingRun::measure() {
     for (auto& gpu : node.gpus) step_ends.push_back(&gpu->metrics().step_end_s);
   }
   m_.au_windowed = windowed_au(step_ends, w_.compute_s_per_step, m_.interval_s, end_s);
-  m_.link_bytes = links_.forward_bytes();
-  m_.link_bytes_reverse = links_.reverse_bytes();
   m_.resources = links_.resources();
   m_.utilization = links_.utilization();
   return Status();
