@@ -520,21 +520,11 @@ bool EditorView::apply_raw_text() {
     doc_->replace_all(std::move(j), tr("Edit raw JSON"));
     return true;
   } catch (const Json::parse_error& e) {
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    const JsonSyntaxError x = json_syntax_error(text, e);
     raw_error_->setText(tr("Line %1, column %2: %3 (the forms keep the last valid JSON)")
-                            .arg(line)
-                            .arg(column)
-                            .arg(QString::fromStdString(what)));
+                            .arg(x.line)
+                            .arg(x.column)
+                            .arg(QString::fromStdString(x.what)));
     return false;
   }
 }

@@ -7,6 +7,7 @@
 #include <QUndoCommand>
 #include <cctype>
 
+#include "models/json_diagnostics.h"
 #include "models/scenario_json.h"
 #include "models/topology.h"
 #include "sim/cluster_plan.h"
@@ -52,21 +53,10 @@ void apply_edit(Json& j, const Edit& e) {
 // "file:3:10: invalid JSON: ..." from nlohmann's parse error (its byte position).
 std::string syntax_error(const std::string& file, const std::string& text,
                          const Json::parse_error& e) {
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  std::string what = e.what();
-  if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
-         ": invalid JSON: " + what;
+  const JsonSyntaxError x = json_syntax_error(text, e);
+  return file + ":" + std::to_string(x.line) + ":" + std::to_string(x.column) +
+         ": invalid JSON: " + x.what;
 }
-
 }  // namespace
 
 std::optional<JsonPointer> pointer_of_json_path(std::string_view path) {
@@ -101,6 +91,14 @@ std::optional<JsonPointer> pointer_of_json_path(std::string_view path) {
   JsonPointer p;
   for (const std::string& t : tokens) p /= t;
   return p;
+}
+
+JsonSyntaxError json_syntax_error(std::string_view text, const nlohmann::json::parse_error& e) {
+  const models::json_diag::TextPosition p =
+      models::json_diag::text_position(text, e.byte > 0 ? e.byte - 1 : 0);
+  std::string what = e.what();
+  if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+  return {p.line, p.column, what};
 }
 
 std::string json_path_of_message(std::string_view message, std::string_view source) {

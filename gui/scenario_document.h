@@ -48,6 +48,14 @@ struct Validation {
   std::optional<models::Topology> topology;
 };
 
+// A JSON syntax error in `text` as the editor shows it: the line and column of the last byte
+// nlohmann read, and its message without the "[json.exception.parse_error.101] " prefix.
+struct JsonSyntaxError {
+  size_t line = 1, column = 1;
+  std::string what;
+};
+JsonSyntaxError json_syntax_error(std::string_view text, const nlohmann::json::parse_error& e);
+
 // The JSON path an error message names, or "" when it names none: "s.json: workloads[1].files:
 // expected ..." -> "workloads[1].files" (`source` is the text's name in the message).
 std::string json_path_of_message(std::string_view message, std::string_view source);

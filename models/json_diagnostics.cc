@@ -8,6 +8,20 @@
 
 namespace granary::models::json_diag {
 
+TextPosition text_position(std::string_view text, size_t offset) {
+  TextPosition p;
+  offset = std::min(offset, text.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.column = 1;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
+}
+
 using json = nlohmann::json;
 
 namespace {

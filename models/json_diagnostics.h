@@ -18,6 +18,13 @@ namespace granary::models::json_diag {
 // "an empty array", "-3", "\"text\"", "true"); a long string is shortened by quote().
 std::string describe(const nlohmann::json& value);
 
+// Where byte `offset` of `text` is: its line and column, both from 1 (an offset past the end:
+// the end). How syntax errors are placed ("s.json:3:10: invalid JSON: ...").
+struct TextPosition {
+  size_t line = 1, column = 1;
+};
+TextPosition text_position(std::string_view text, size_t offset);
+
 // The longest text, in characters, that messages echo before shortening it.
 inline constexpr size_t kEchoChars = 30;
 

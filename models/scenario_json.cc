@@ -317,24 +317,6 @@ class Obj {
 
 // ---- JSON text -> json, with line:column for syntax errors and duplicate keys rejected
 
-struct LineCol {
-  size_t line = 1, col = 1;
-};
-
-LineCol line_col(std::string_view text, size_t offset) {
-  LineCol lc;
-  offset = std::min(offset, text.size());
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++lc.line;
-      lc.col = 1;
-    } else {
-      ++lc.col;
-    }
-  }
-  return lc;
-}
-
 // nlohmann reports the position after the offending token; step back to where it starts
 // (a string's opening quote, a number's or literal's first character).
 size_t token_start(std::string_view text, size_t last) {
@@ -476,11 +458,11 @@ void check_nesting(const std::string& source, std::string_view text) {
       i = end == std::string_view::npos ? text.size() : end + 1;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxNestingDepth) {
-        const LineCol lc = line_col(text, i);
-        throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
-                            ": invalid JSON: arrays and objects nested more than " +
-                            std::to_string(kMaxNestingDepth) +
-                            " deep (a scenario file needs fewer than 10)"};
+        const json_diag::TextPosition lc = json_diag::text_position(text, i);
+        throw ScenarioError{
+            source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) +
+            ": invalid JSON: arrays and objects nested more than " +
+            std::to_string(kMaxNestingDepth) + " deep (a scenario file needs fewer than 10)"};
       }
     } else if (c == ']' || c == '}') {
       depth = std::max(0, depth - 1);
@@ -582,11 +564,11 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
          text[last] == ',' || text[last] == '}' || text[last] == ']')) {
       --last;
     }
-    const LineCol lc = line_col(text, token_start(text, last));
+    const json_diag::TextPosition lc = json_diag::text_position(text, token_start(text, last));
     const size_t at = what.find("parse error");
     const size_t colon = at == std::string::npos ? std::string::npos : what.find(": ", at);
     if (colon != std::string::npos) what = what.substr(colon + 2);
-    throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col) +
+    throw ScenarioError{source + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) +
                         ": invalid JSON: " + tidy_nlohmann_message(what)};
   } catch (const json::exception& e) {
     // Number overflow ("number overflow parsing '1e400'") carries no position: find the token.
@@ -599,8 +581,8 @@ json parse_json(const Context& ctx, const std::string& source, std::string_view 
     if (q2 != std::string::npos) {
       const size_t pos = text.find(what.substr(q1 + 1, q2 - q1 - 1));
       if (pos != std::string_view::npos) {
-        const LineCol lc = line_col(text, pos);
-        where += ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
+        const json_diag::TextPosition lc = json_diag::text_position(text, pos);
+        where += ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column);
       }
       const std::string token = what.substr(q1 + 1, q2 - q1 - 1);
       if (token.size() > json_diag::kEchoChars) {
