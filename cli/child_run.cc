@@ -10,7 +10,7 @@
 
 namespace granary::cli {
 
-Result<nlohmann::json> run_in_child(const models::Scenario& s) {
+Result<nlohmann::json> run_in_child(const models::Scenario& s, const sim::RunOptions& options) {
   int fds[2];
   if (pipe(fds) != 0) return Status::io_error("pipe failed");
   std::fflush(nullptr);
@@ -18,7 +18,7 @@ Result<nlohmann::json> run_in_child(const models::Scenario& s) {
   if (pid < 0) return Status::io_error("fork failed");
   if (pid == 0) {
     close(fds[0]);
-    auto r = sim::run_scenario(s, {});
+    auto r = sim::run_scenario(s, options);
     const std::string out = r.ok() ? r->dump() : "ERROR " + r.status().message();
     size_t off = 0;
     while (off < out.size()) {

@@ -7,10 +7,13 @@
 
 #include "engine/status.h"
 #include "models/scenario.h"
+#include "sim/runner.h"
 
 namespace granary::cli {
 
-// The report of `s` (sim::run_scenario in a child), or the run's error.
-Result<nlohmann::json> run_in_child(const models::Scenario& s);
+// The report of `s` (sim::run_scenario in a child), or the run's error. `options` are the
+// child's: its on_progress is called in the child process (it may write to stderr, which the
+// child shares).
+Result<nlohmann::json> run_in_child(const models::Scenario& s, const sim::RunOptions& options = {});
 
 }  // namespace granary::cli

@@ -3,11 +3,19 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <string>
 
 #include "engine/status.h"
 
 namespace granary::cli {
+
+// `v` with `digits` decimals ("%.*f"): how the commands print figures.
+inline std::string fmt(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
 
 struct ExitCode {
   int value = 0;

@@ -38,9 +38,15 @@ void JsonProgress::finish() {
   write(1.0, last_simulated_s_);
 }
 
+void JsonProgress::finish_at(double simulated_s) {
+  last_simulated_s_ = std::max(last_simulated_s_, simulated_s);
+  finish();
+}
+
 void JsonProgress::write(double fraction, double simulated_s) {
-  std::fprintf(options_.out, "{\"progress\": %.4f, \"simulated_s\": %.6g}\n", fraction,
-               simulated_s);
+  const double f = options_.span_begin + fraction * (options_.span_end - options_.span_begin);
+  std::fprintf(options_.out, "{\"progress\": %.4f, \"simulated_s\": %.6g%s%s}\n", f, simulated_s,
+               options_.extra_fields.empty() ? "" : ", ", options_.extra_fields.c_str());
   std::fflush(options_.out);
 }
 

@@ -31,12 +31,6 @@
 namespace granary::cli {
 namespace {
 
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 // A one-line progress bar on stderr, redrawn in place at most 5 times a second, from 2 s of
 // wall time on (a short run draws nothing), only when stderr is a terminal: the simulated time
 // against the run's estimated span (sim/cost_estimate.h; a run that stops at steady state ends

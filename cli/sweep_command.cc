@@ -15,7 +15,10 @@
 
 #include "cli/child_run.h"
 #include "cli/commands.h"
+#include "cli/db_options.h"
+#include "cli/progress.h"
 #include "models/scenario_json.h"
+#include "sim/cost_estimate.h"
 
 namespace granary::cli {
 namespace {
@@ -30,13 +33,9 @@ struct SweepArgs {
   std::string path;
   std::vector<int> clients, per_node;
   std::string out;
+  std::string progress = "none";  // --progress: none or json
+  std::string catalog_db;         // --catalog-db
 };
-
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
 
 // The figures of one point, from its report.
 nlohmann::json point_json(int value, const nlohmann::json& r) {
@@ -135,13 +134,27 @@ nlohmann::json saturation_json(const nlohmann::json& points) {
 }
 
 // The scenario text with the swept key set to `value`, parsed and validated as a scenario.
-Result<models::Scenario> point_scenario(const SweepArgs& a, const nlohmann::json& base,
-                                        const char* key, int value) {
+Result<models::Scenario> point_scenario(const SweepArgs& a, const models::Catalog& catalog,
+                                        const nlohmann::json& base, const char* key, int value) {
   nlohmann::json j = base;
   j["cluster"]["clients"][key] = value;
   j.erase("expect");  // the base's expectations are about the base's size
   return models::parse_scenario(
-      j.dump(2), a.path + " (cluster.clients." + key + " = " + std::to_string(value) + ")");
+      j.dump(2), a.path + " (cluster.clients." + key + " = " + std::to_string(value) + ")",
+      catalog);
+}
+
+// With --progress json, point `i` of `n` as a span of the sweep's progress, with the point's
+// number (from 1) and value; null otherwise.
+std::shared_ptr<JsonProgress> point_progress(const SweepArgs& a, const models::Scenario& s,
+                                             size_t i, size_t n, int value) {
+  if (a.progress != "json") return nullptr;
+  return std::make_shared<JsonProgress>(JsonProgress::Options{
+      .expected_simulated_s = sim::estimate_cost(s).simulated_s,
+      .span_begin = static_cast<double>(i) / static_cast<double>(n),
+      .span_end = static_cast<double>(i + 1) / static_cast<double>(n),
+      .extra_fields = "\"point\": " + std::to_string(i + 1) + ", \"points\": " + std::to_string(n) +
+                      ", \"value\": " + std::to_string(value)});
 }
 
 void run_sweep(SweepArgs& a, ExitCode& code) {
@@ -163,7 +176,12 @@ void run_sweep(SweepArgs& a, ExitCode& code) {
                                   std::to_string(values[i]));
     }
   }
-  auto base_scenario = models::load_scenario(a.path);
+  if (a.progress != "none" && a.progress != "json") {
+    return fail_input(code, "--progress: expected none or json, found '" + a.progress + "'");
+  }
+  auto catalog = load_catalog(a.catalog_db);
+  if (!catalog.ok()) return fail_input(code, catalog.status());
+  auto base_scenario = models::load_scenario(a.path, *catalog);
   if (!base_scenario.ok()) return fail_input(code, base_scenario.status());
   if (base_scenario->workloads.size() != 1 ||
       base_scenario->workloads.front().kind != models::WorkloadKind::kTrainingRead) {
@@ -178,11 +196,17 @@ void run_sweep(SweepArgs& a, ExitCode& code) {
   std::cout << "Sweep of cluster.clients." << key << " over " << values.size()
             << " points, each simulated in full:\n";
   nlohmann::json points = nlohmann::json::array();
-  for (int v : values) {
-    auto s = point_scenario(a, base, key, v);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int v = values[i];
+    auto s = point_scenario(a, *catalog, base, key, v);
     if (!s.ok()) return fail_input(code, s.status());
-    auto r = run_in_child(*s);
+    // The child reports the run's progress; the parent the point's end.
+    const auto progress = point_progress(a, *s, i, values.size(), v);
+    sim::RunOptions options;
+    if (progress) options.on_progress = [progress](double t, double f) { progress->update(t, f); };
+    auto r = run_in_child(*s, options);
     if (!r.ok()) return fail_input(code, s->source_path + ": " + r.status().message());
+    if (progress) progress->finish_at((*r)["summary"].value("simulated_seconds", 0.0));
     points.push_back(point_json(v, *r));
     const auto& p = points.back();
     std::cout << "  " << key << " " << v << ": " << p["accelerators"].get<int>()
@@ -248,6 +272,11 @@ void add_sweep_subcommand(CLI::App& plan, ExitCode& code) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4096));
   sweep->add_option("--out", args->out, "write the sweep (JSON) to this file");
+  sweep->add_option("--progress", args->progress,
+                    "progress on stderr: none (default) or json (one {\"progress\": 0..1, "
+                    "\"simulated_s\": x, \"point\": i, \"points\": n, \"value\": v} object "
+                    "per line)");
+  add_catalog_db_option(*sweep, args->catalog_db);
   sweep->callback([args, &code] { run_sweep(*args, code); });
 }
 

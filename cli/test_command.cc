@@ -74,12 +74,6 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-std::string fmt(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 std::string dotted(const fs::path& dir) {
   std::string s = dir.lexically_normal().generic_string();
   std::replace(s.begin(), s.end(), '/', '.');

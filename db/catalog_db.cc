@@ -108,13 +108,14 @@ Result<Row> one_row(Result<std::vector<Row>> rows, const std::string& path, cons
   return std::move(rows->front());
 }
 
-// InvalidArgument when `name` is built-in (see upsert in catalog_db.h).
+// InvalidArgument when `name` is built-in (see upsert and remove in catalog_db.h).
 Status refuse_builtin(const std::string& path, CatalogTable table, const char* what,
-                      const std::string& name) {
+                      const std::string& name, bool deleting = false) {
   if (!is_builtin_name(table, name)) return Status();
-  return Status::invalid_argument(path + ": " + what + " '" + name +
-                                  "' is built-in: runs always use the built-in figures, so this "
-                                  "edit would have no effect; save it under a new name");
+  return Status::invalid_argument(
+      path + ": " + what + " '" + name + "' is built-in: runs always use the built-in figures, " +
+      (deleting ? "so deleting it would have no effect"
+                : "so this edit would have no effect; save it under a new name"));
 }
 
 Status check_failed(Database& db, Status s, const char* what, const std::string& name) {
@@ -273,6 +274,11 @@ Status HardwareCatalogDb::upsert(const models::AcceleratorProfile& a, const std:
 }
 
 Status HardwareCatalogDb::remove(CatalogTable table, const std::string& name) {
+  static constexpr const char* kWhat[] = {"drive", "NIC", "accelerator"};
+  if (Status s = refuse_builtin(path(), table, kWhat[static_cast<int>(table)], name, true);
+      !s.ok()) {
+    return s;
+  }
   const std::string sql = std::string("DELETE FROM ") + catalog_table_name(table) +
                           " WHERE name = ?1";  // the table name is a constant
   auto st = db_.prepare(sql.c_str());

@@ -8,12 +8,13 @@
 // kBuiltInCatalogVersion: seeding adds the built-in rows and refreshes those the user never
 // edited; a row edited after seeding (user_edited = 1, set by a trigger whatever program wrote
 // it) is never overwritten. Opening again with the same version changes nothing, so a built-in
-// row the user deleted stays deleted until the built-in catalog's version changes.
+// row deleted by another program (the sqlite3 shell) stays deleted until the built-in catalog's
+// version changes.
 //
 // Scenarios name profiles; `granary run --catalog-db` resolves a name the built-in catalog does
 // not have through extra_profiles() (models::Catalog). A built-in name always resolves to the
-// built-in figures, so built-in rows are read-only here: upsert() refuses a built-in name (an
-// edit that changed no run), and the GUI offers "Duplicate as new name" instead.
+// built-in figures, so built-in rows are read-only here: upsert() and remove() refuse a built-in
+// name (an edit that changed no run), and the GUI offers "Duplicate as new name" instead.
 //
 // Thread-safety: one connection (see Database); use an instance from one thread at a time.
 #pragma once
@@ -76,7 +77,9 @@ class HardwareCatalogDb {
   Status upsert(const models::DriveProfile& d, const std::string& source);
   Status upsert(const models::NicProfile& n, const std::string& source);
   Status upsert(const models::AcceleratorProfile& a, const std::string& source);
-  // Deletes a row; NotFound when there is none of that name.
+  // Deletes a row; NotFound when there is none of that name, InvalidArgument for a built-in
+  // name ("PATH: drive 'x' is built-in: runs always use the built-in figures, so deleting it
+  // would have no effect").
   Status remove(CatalogTable table, const std::string& name);
 
   // Every row as models profiles, for models::Catalog::add (source "catalog database PATH").

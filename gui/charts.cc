@@ -2,9 +2,12 @@
 #include "gui/charts.h"
 
 #include <QGraphicsSimpleTextItem>
+#include <QHeaderView>
+#include <QLabel>
 #include <QLegendMarker>
 #include <QPen>
 #include <QPointer>
+#include <QVBoxLayout>
 #include <cmath>
 
 namespace granary::gui {
@@ -14,11 +17,11 @@ namespace {
 const QColor kEventColor(183, 28, 28);
 const QColor kLightEventColor(239, 154, 154);
 
-// One vertical marker: a two-point series left out of the legend, with a label that follows
-// the plot area.
-void add_marker(QChart* chart, double t, const QString& object_name, const QString& label,
-                const QColor& color, Qt::PenStyle style, int label_row, QValueAxis* x,
-                QValueAxis* y) {
+}  // namespace
+
+void add_vertical_marker(QChart* chart, double t, const QString& object_name, const QString& label,
+                         const QColor& color, Qt::PenStyle style, int label_row, QAbstractAxis* x,
+                         QValueAxis* y) {
   auto* line = new QLineSeries;
   line->setObjectName(object_name);
   line->append(t, y->min());
@@ -45,8 +48,6 @@ void add_marker(QChart* chart, double t, const QString& object_name, const QStri
   QObject::connect(chart, &QChart::plotAreaChanged, line, place);
   place();
 }
-
-}  // namespace
 
 QChartView* new_chart_view(const QString& title) {
   auto* chart = new QChart;
@@ -120,15 +121,15 @@ void add_failure_markers(QChart* chart, const std::vector<FailureEvent>& events,
                          QValueAxis* y, int first_row) {
   int row = first_row;
   for (const FailureEvent& e : events) {
-    add_marker(chart, e.at_s, "marker:" + e.kind, e.kind, kEventColor, Qt::SolidLine, row % 3, x,
-               y);
+    add_vertical_marker(chart, e.at_s, "marker:" + e.kind, e.kind, kEventColor, Qt::SolidLine,
+                        row % 3, x, y);
     if (e.marked_out_at_s) {
-      add_marker(chart, *e.marked_out_at_s, "marker-light:out", "out", kLightEventColor,
-                 Qt::DashLine, row % 3, x, y);
+      add_vertical_marker(chart, *e.marked_out_at_s, "marker-light:out", "out", kLightEventColor,
+                          Qt::DashLine, row % 3, x, y);
     }
     if (e.marked_up_at_s) {
-      add_marker(chart, *e.marked_up_at_s, "marker-light:up", "up", kLightEventColor, Qt::DashLine,
-                 row % 3, x, y);
+      add_vertical_marker(chart, *e.marked_up_at_s, "marker-light:up", "up", kLightEventColor,
+                          Qt::DashLine, row % 3, x, y);
     }
     ++row;
   }
@@ -160,6 +161,35 @@ double nice_ceiling(double v) {
     if (f * p >= v * 1.12) return f * p;
   }
   return 10 * p;
+}
+
+QTableWidget* new_table(const QStringList& headers) {
+  auto* t = new QTableWidget(0, static_cast<int>(headers.size()));
+  t->setHorizontalHeaderLabels(headers);
+  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  t->horizontalHeader()->setStretchLastSection(true);
+  t->verticalHeader()->setVisible(false);
+  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  t->setAlternatingRowColors(true);
+  t->setWordWrap(false);
+  t->setMinimumHeight(220);
+  return t;
+}
+
+void add_row(QTableWidget* t, const QStringList& cells) {
+  const int row = t->rowCount();
+  t->insertRow(row);
+  for (int c = 0; c < cells.size(); ++c) t->setItem(row, c, new QTableWidgetItem(cells[c]));
+}
+
+QWidget* section(const QString& title, QWidget* content) {
+  auto* box = new QWidget;
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(4, 4, 4, 4);
+  auto* label = new QLabel("<b>" + title.toHtmlEscaped() + "</b>");
+  layout->addWidget(label);
+  layout->addWidget(content, 1);
+  return box;
 }
 
 QColor palette_color(int n) {

@@ -108,7 +108,16 @@ EditorView::EditorView(ScenarioDocument* doc, QWidget* parent)
     validate_timer_.start();
   });
   connect(doc_, &ScenarioDocument::validated, this, &EditorView::show_validation);
+  connect(doc_, &ScenarioDocument::catalog_changed, this, &EditorView::update_profile_lists);
   refresh();
+}
+
+void EditorView::update_profile_lists() {
+  const models::Catalog& c = doc_->catalog();
+  fields_->set_choices("/cluster/clients/accelerator", qt_list(c.accelerator_names()));
+  fields_->set_choices("/cluster/clients/nic", qt_list(c.nic_names()));
+  fields_->set_choices("/cluster/storage/drive", qt_list(c.drive_names()));
+  fields_->set_choices("/cluster/storage/nic", qt_list(c.nic_names()));
 }
 
 QWidget* EditorView::build_scenario_tab() {

@@ -41,6 +41,9 @@ class EditorView : public QWidget {
   void refresh();
   // Shows a validation's outcome: the error at its field, the tab marked, the status line.
   void show_validation(const Validation& v);
+  // The profile lists (accelerator, NIC and drive models) from the document's catalog; called
+  // when it changes (the hardware catalog window added or removed a row).
+  void update_profile_lists();
 
   QTabWidget* tabs() const { return tabs_; }
   // The widget that edits the key at `pointer` ("/cluster/clients/count"; a workload's keys

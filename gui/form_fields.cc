@@ -185,6 +185,16 @@ void FieldSet::refresh() {
   }
 }
 
+void FieldSet::set_choices(const std::string& key, const QStringList& choices) {
+  for (Field& f : fields_) {
+    if (f.spec.key != key) continue;
+    f.spec.choices = choices;
+    const Json& doc = doc_->json();
+    const JsonPointer p = pointer_of(f);
+    show(f, doc.contains(p) ? &doc.at(p) : nullptr);
+  }
+}
+
 const Field* FieldSet::show_error(const JsonPointer& pointer, const QString& message,
                                   const QString& detail) {
   const Field* best = nullptr;

@@ -66,6 +66,8 @@ class FieldSet : public QObject {
   void set_edits_for(const std::string& key, EditsFor edits_for);
   // Shows the document's values (no edits result).
   void refresh();
+  // Replaces the list of a choice or profile field (the catalog's names changed) and shows it.
+  void set_choices(const std::string& key, const QStringList& choices);
   // Shows `message` at the field for `pointer` (its own, or the nearest enclosing or enclosed
   // key): the whole message as its tooltip, `detail` (what follows the path) in red under it;
   // returns the field, or null when no field of this set concerns the pointer.

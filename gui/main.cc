@@ -1,7 +1,8 @@
 // granary-gui: the Qt planner (docs/gui.md). `granary-gui [SCENARIO]` opens the window;
-// `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`
-// (or `--screenshot OUT.png --report REPORT.json [SCENARIO]`: a report's results) writes a view
-// as a PNG without a display (exit 0; errors: one line on stderr, exit 2).
+// `granary-gui --screenshot OUT.png [--view editor|topology|results|sweep] [--size WxH] SCENARIO`
+// (or `--screenshot OUT.png --report REPORT.json [SCENARIO]`: a report's results; `--sweep
+// SWEEP.json [SCENARIO]`: a sweep file's) writes a view as a PNG without a display (exit 0;
+// errors: one line on stderr, exit 2).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <cstdio>
@@ -43,11 +44,16 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addOption({"screenshot", "Write the view as a PNG and exit.", "OUT.png"});
-  parser.addOption({"view", "The view to capture: editor, topology or results.", "VIEW", "editor"});
+  parser.addOption(
+      {"view", "The view to capture: editor, topology, results or sweep.", "VIEW", "editor"});
   parser.addOption({"report",
                     "With --screenshot: show this report (granary run --out) in the "
                     "results view instead of running the scenario.",
                     "REPORT.json"});
+  parser.addOption({"sweep",
+                    "With --screenshot: show this sweep (granary plan sweep --out) in the "
+                    "sweep view instead of sweeping the scenario.",
+                    "SWEEP.json"});
   parser.addOption(
       {"compare", "With --screenshot: draw this report beside the results.", "OTHER.json"});
   parser.addOption({"size", "The window size in pixels (default 1400x900).", "WxH", "1400x900"});
@@ -56,10 +62,14 @@ int main(int argc, char** argv) {
   if (parser.isSet("help")) parser.showHelp(0);
   if (parser.isSet("version")) parser.showVersion();
   const QStringList files = parser.positionalArguments();
-  if ((parser.isSet("report") || parser.isSet("compare")) && !parser.isSet("screenshot")) {
+  if ((parser.isSet("report") || parser.isSet("compare") || parser.isSet("sweep")) &&
+      !parser.isSet("screenshot")) {
     return fail(
-        "--report, --compare: only with --screenshot (File > Open Report… and the "
-        "results view's Compare buttons in the window)");
+        "--report, --compare, --sweep: only with --screenshot (File > Open Report…, File > "
+        "Open Sweep… and the results view's Compare buttons in the window)");
+  }
+  if (parser.isSet("report") && parser.isSet("sweep")) {
+    return fail("--report, --sweep: expected one of them, found both");
   }
   if (files.size() > 1) return fail("expected one scenario file, found " + files.join(" "));
 
@@ -68,15 +78,19 @@ int main(int argc, char** argv) {
     o.out_png = parser.value("screenshot");
     o.report = parser.value("report");
     o.compare = parser.value("compare");
-    if (files.isEmpty() && o.report.isEmpty()) {
-      return fail("--screenshot: expected a scenario file or --report REPORT.json");
+    o.sweep = parser.value("sweep");
+    if (files.isEmpty() && o.report.isEmpty() && o.sweep.isEmpty()) {
+      return fail(
+          "--screenshot: expected a scenario file, --report REPORT.json or --sweep SWEEP.json");
     }
     if (!files.isEmpty()) o.scenario = files.front();
-    const auto view = granary::gui::parse_view(
-        !o.report.isEmpty() && !parser.isSet("view") ? QString("results") : parser.value("view"));
+    QString view_name = parser.value("view");
+    if (!parser.isSet("view") && !o.report.isEmpty()) view_name = "results";
+    if (!parser.isSet("view") && !o.sweep.isEmpty()) view_name = "sweep";
+    const auto view = granary::gui::parse_view(view_name);
     if (!view)
-      return fail("--view: expected editor, topology or results, found '" + parser.value("view") +
-                  "'");
+      return fail("--view: expected editor, topology, results or sweep, found '" +
+                  parser.value("view") + "'");
     o.view = *view;
     const auto size = granary::gui::parse_size(parser.value("size"));
     if (!size)

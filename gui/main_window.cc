@@ -18,6 +18,7 @@
 #include "gui/history_view.h"
 #include "gui/report_data.h"
 #include "gui/results_view.h"
+#include "gui/sweep_view.h"
 #include "gui/topology_view.h"
 
 namespace granary::gui {
@@ -37,7 +38,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
     : QMainWindow(parent),
       options_(std::move(options)),
       doc_(new ScenarioDocument(this)),
-      runs_(new RunController(this)) {
+      runs_(new RunController(this)),
+      sweeps_(new RunController(this)) {
   if (!options_.ask_to_save) {
     options_.ask_to_save = [](QWidget* parent, const QString& file) {
       return QMessageBox::warning(
@@ -72,9 +74,11 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
   };
   results_options.show_error = options_.show_error;
   results_ = new ResultsView(results_options);
+  sweep_view_ = new SweepView;
   views_->addTab(editor_, tr("Editor"));
   views_->addTab(topology_, tr("Topology"));
   views_->addTab(results_, tr("Results"));
+  views_->addTab(sweep_view_, tr("Sweep"));
   views_->setDocumentMode(true);
   setCentralWidget(views_);
   status_ = new QLabel;
@@ -96,6 +100,23 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
     status_->setText(tr("Running: %1 simulated s").arg(sim_s, 0, 'f', 2));
   });
   connect(runs_, &RunController::finished, this, &MainWindow::on_run_finished);
+  connect(sweeps_, &RunController::progress_changed, this, [this](double f, double sim_s) {
+    progress_->setValue(static_cast<int>(f * 1000));
+    const nlohmann::json& p = sweeps_->last_progress();
+    status_->setText(tr("Sweeping: point %1 of %2 (%3), %4 simulated s")
+                         .arg(p.value("point", 0))
+                         .arg(p.value("points", 0))
+                         .arg(p.value("value", 0))
+                         .arg(sim_s, 0, 'f', 2));
+  });
+  connect(sweeps_, &RunController::finished, this, &MainWindow::on_sweep_finished);
+  connect(sweep_view_, &SweepView::run_requested, this,
+          [this](SweepParameter p, const std::vector<int>& v) { start_sweep(p, v); });
+  connect(sweep_view_, &SweepView::cancel_requested, this, &MainWindow::cancel_run);
+  connect(sweep_view_, &SweepView::open_requested, this, [this] {
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_sweep(path);
+  });
   if (options_.use_settings) {
     const auto s = settings();
     restoreGeometry(s->value("geometry").toByteArray());
@@ -112,6 +133,7 @@ MainWindow::~MainWindow() = default;
 void MainWindow::load_catalog() {
   models::Catalog catalog;
   runs_->set_catalog_db(options_.database_path);
+  sweeps_->set_catalog_db(options_.database_path);
   if (!options_.database_path.isEmpty() && QFileInfo::exists(options_.database_path)) {
     auto db = db::HardwareCatalogDb::open(options_.database_path.toStdString(),
                                           {.create_if_missing = false});
@@ -186,6 +208,10 @@ void MainWindow::build_menus() {
     const QString path = options_.ask_file_name(this, false);
     if (!path.isEmpty()) open_report(path);
   });
+  file->addAction(tr("Open S&weep…"), this, [this] {
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_sweep(path);
+  });
   file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
     const QString path = options_.ask_file_name(this, true);
@@ -209,12 +235,20 @@ void MainWindow::build_menus() {
                   [this] { show_view(View::kTopology); });
   view->addAction(tr("&Results"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                   [this] { show_view(View::kResults); });
+  view->addAction(tr("S&weep"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
+                  [this] { show_view(View::kSweep); });
 
   QMenu* tools = menuBar()->addMenu(tr("&Tools"));
   tools->addAction(tr("Run &History..."), this, [this] { show_history(); });
   tools->addAction(tr("Hardware &Catalog..."), this, [this] { show_catalog(); });
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run_action_ = run->addAction(tr("&Run"), QKeySequence(Qt::Key_F5), this, [this] { start_run(); });
+  sweep_action_ =
+      run->addAction(tr("Run &Sweep"), QKeySequence(Qt::CTRL | Qt::Key_F5), this, [this] {
+        show_view(View::kSweep);
+        auto values = sweep_view_->values();
+        if (values.ok()) start_sweep(sweep_view_->parameter(), *values);
+      });
   cancel_action_ =
       run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, [this] { cancel_run(); });
   cancel_action_->setEnabled(false);
@@ -307,18 +341,24 @@ void MainWindow::show_view(View view) {
   views_->setCurrentIndex(static_cast<int>(view));
 }
 
+void MainWindow::set_busy(bool busy) {
+  if (busy) progress_->setValue(0);
+  progress_->setVisible(busy);
+  run_action_->setEnabled(!busy);
+  sweep_action_->setEnabled(!busy);
+  cancel_action_->setEnabled(busy);
+  sweep_view_->set_running(busy);
+}
+
 bool MainWindow::start_run() {
-  if (runs_->is_running()) return false;
+  if (is_busy()) return false;
   const Validation& v = doc_->validate();
   if (!v.ok) {
     status_->setText(tr("Not run: %1").arg(QString::fromStdString(v.message)));
     show_view(View::kEditor);
     return false;
   }
-  progress_->setValue(0);
-  progress_->setVisible(true);
-  run_action_->setEnabled(false);
-  cancel_action_->setEnabled(true);
+  set_busy(true);
   results_->set_message(
       tr("Running %1 …").arg(QString::fromStdString(doc_->json().value("name", ""))));
   status_->setText(tr("Starting granary run …"));
@@ -336,17 +376,67 @@ bool MainWindow::open_report(const QString& path) {
   return true;
 }
 
+bool MainWindow::start_sweep(SweepParameter parameter, const std::vector<int>& values) {
+  if (is_busy()) return false;
+  const Validation& v = doc_->validate();
+  if (!v.ok) {
+    status_->setText(tr("Not swept: %1").arg(QString::fromStdString(v.message)));
+    show_view(View::kEditor);
+    return false;
+  }
+  sweep_view_->set_message(tr("Sweeping %1 over %2 %3 …")
+                               .arg(QString::fromStdString(doc_->json().value("name", "")),
+                                    sweep_axis_title(parameter), sweep_values_text(values)));
+  status_->setText(tr("Starting granary plan sweep …"));
+  if (!sweeps_->start_sweep(*doc_, parameter, values)) return false;
+  set_busy(true);
+  return true;
+}
+
+bool MainWindow::open_sweep(const QString& path) {
+  nlohmann::json sweep;
+  auto s = load_sweep_file(path, &sweep);
+  QString error;
+  if (!s.ok() ||
+      !sweep_view_->set_sweep(sweep, tr("sweep %1").arg(QFileInfo(path).fileName()), &error)) {
+    options_.show_error(this, s.ok() ? error : QString::fromStdString(s.status().message()));
+    return false;
+  }
+  show_view(View::kSweep);
+  return true;
+}
+
 void MainWindow::cancel_run() {
-  if (runs_->is_running()) {
-    status_->setText(tr("Cancelling …"));
-    runs_->cancel();
+  for (RunController* c : {runs_, sweeps_}) {
+    if (c->is_running()) {
+      status_->setText(tr("Cancelling …"));
+      c->cancel();
+    }
   }
 }
 
+void MainWindow::on_sweep_finished(const RunOutcome& outcome) {
+  set_busy(false);
+  QString error;
+  if (outcome.state == RunState::kSucceeded &&
+      !sweep_view_->set_sweep(*sweeps_->report(), outcome.message, &error)) {
+    sweep_view_->set_message(tr("Sweep failed: granary plan sweep wrote a sweep the view cannot "
+                                "read: %1")
+                                 .arg(error));
+  } else if (outcome.state == RunState::kSucceeded) {
+    show_view(View::kSweep);
+  } else {
+    sweep_view_->set_message(outcome.state == RunState::kCancelled
+                                 ? outcome.message
+                                 : tr("Sweep failed: %1").arg(outcome.message));
+  }
+  status_->setText(outcome.state == RunState::kFailed ? tr("Sweep failed: %1").arg(outcome.message)
+                                                      : outcome.message);
+  emit sweep_finished(outcome);
+}
+
 void MainWindow::on_run_finished(const RunOutcome& outcome) {
-  run_action_->setEnabled(true);
-  cancel_action_->setEnabled(false);
-  progress_->setVisible(false);
+  set_busy(false);
   switch (outcome.state) {
     case RunState::kSucceeded:
     case RunState::kExpectationsFailed:
@@ -370,7 +460,16 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
 }
 
 void MainWindow::on_validated(const Validation& v) {
-  if (!runs_->is_running()) {
+  if (v.ok) {
+    const Json& j = doc_->json();
+    const JsonPointer count("/cluster/clients/count"),
+        per_node("/cluster/clients/accelerators_per_node");
+    auto int_at = [&j](const JsonPointer& p) {
+      return j.contains(p) && j.at(p).is_number_integer() ? j.at(p).get<int>() : 1;
+    };
+    sweep_view_->set_scenario_sizes(int_at(count), int_at(per_node));
+  }
+  if (!is_busy()) {
     // The editor's own status line has the details.
     status_->setText(v.ok ? tr("Scenario valid. Run > Run (F5) simulates it.")
                           : tr("Invalid scenario: %1").arg(QString::fromStdString(v.message)));
@@ -387,7 +486,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
-  if (runs_->is_running()) runs_->cancel();
+  cancel_run();
   if (options_.use_settings) {
     const auto s = settings();
     s->setValue("geometry", saveGeometry());

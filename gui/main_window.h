@@ -1,9 +1,10 @@
-// granary-gui's main window: the scenario editor, the topology and the results of the last run
-// as tabs; File (New, Open, Open Recent, Open Report, Save, Save As, Quit), Edit (Undo, Redo),
-// View and Run (Run F5, Cancel Esc) menus; a status bar with the validation line and a run's
-// progress.
+// granary-gui's main window: the scenario editor, the topology, the results of the last run and
+// the sweep as tabs; File (New, Open, Open Recent, Open Report, Open Sweep, Save, Save As, Quit),
+// Edit (Undo, Redo), View and Run (Run F5, Run Sweep Ctrl+F5, Cancel Esc) menus; a status bar
+// with the validation line and the progress of a run or sweep (one at a time).
 //
-// Runs go through RunController (a `granary run` child process); the last report is kept as
+// Runs go through RunController (a `granary run` child process), sweeps through a second one
+// (`granary plan sweep`) and show in the Sweep tab; the last report is kept as
 // granary wrote it (last_report()), shown by the results view, and its saturated links
 // highlighted on the topology. Recent files and the window's geometry and state live in
 // QSettings (IniFormat, user scope, organization "Granary", application "granary-gui"; tests
@@ -23,6 +24,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "gui/run_controller.h"
 #include "gui/scenario_document.h"
@@ -37,6 +39,7 @@ class CatalogView;
 class RunRecorder;
 class TopologyView;
 class ResultsView;
+class SweepView;
 
 struct MainWindowOptions {
   // Whether to read and write QSettings (recent files, geometry); off for screenshots.
@@ -54,7 +57,7 @@ struct MainWindowOptions {
   QString database_path;
 };
 
-enum class View { kEditor = 0, kTopology = 1, kResults = 2 };
+enum class View { kEditor = 0, kTopology = 1, kResults = 2, kSweep = 3 };
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -73,6 +76,13 @@ class MainWindow : public QMainWindow {
   // Shows a report file (`granary run --out`) in the results view; false (and the error shown)
   // when it is not one.
   bool open_report(const QString& path);
+  // Starts a sweep of the current document (validated first) over `values` of `parameter`;
+  // the Sweep tab shows it when it ends. false when it cannot start.
+  bool start_sweep(SweepParameter parameter, const std::vector<int>& values);
+  // Shows a sweep file (`granary plan sweep --out`) in the Sweep tab; false (and the error
+  // shown) when it is not one.
+  bool open_sweep(const QString& path);
+  bool is_busy() const { return runs_->is_running() || sweeps_->is_running(); }
 
   void show_view(View view);
   // Tools > Run History / Hardware Catalog: the windows (created on first use) and the file.
@@ -89,6 +99,8 @@ class MainWindow : public QMainWindow {
   TopologyView* topology() const { return topology_; }
   ResultsView* results() const { return results_; }
   RunController* runs() const { return runs_; }
+  SweepView* sweep_view() const { return sweep_view_; }
+  RunController* sweeps() const { return sweeps_; }
   QProgressBar* progress_bar() const { return progress_; }
   QStringList recent_files() const;
   // The report of the last run that produced one (exit status 0 or 1), as granary wrote it.
@@ -96,6 +108,7 @@ class MainWindow : public QMainWindow {
 
  signals:
   void run_finished(const granary::gui::RunOutcome& outcome);
+  void sweep_finished(const granary::gui::RunOutcome& outcome);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -108,19 +121,24 @@ class MainWindow : public QMainWindow {
   bool maybe_save();  // true: go on (saved or discarded)
   void on_validated(const Validation& v);
   void on_run_finished(const RunOutcome& outcome);
+  void on_sweep_finished(const RunOutcome& outcome);
+  void set_busy(bool busy);  // the run actions and the progress bar for a run or a sweep
 
   MainWindowOptions options_;
   ScenarioDocument* doc_;
   RunController* runs_;
+  RunController* sweeps_;
   QTabWidget* views_;
   EditorView* editor_;
   TopologyView* topology_;
   ResultsView* results_;
+  SweepView* sweep_view_;
   QProgressBar* progress_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;
   QAction* run_action_ = nullptr;
   QAction* cancel_action_ = nullptr;
+  QAction* sweep_action_ = nullptr;
   RunRecorder* recorder_ = nullptr;
   HistoryView* history_ = nullptr;
   CatalogView* catalog_ = nullptr;

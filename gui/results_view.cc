@@ -33,36 +33,6 @@ QString text_of(const json& v) {
   return QString::fromStdString(v.dump());
 }
 
-QTableWidget* new_table(const QStringList& headers) {
-  auto* t = new QTableWidget(0, static_cast<int>(headers.size()));
-  t->setHorizontalHeaderLabels(headers);
-  t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->verticalHeader()->setVisible(false);
-  t->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  t->setMinimumHeight(220);
-  return t;
-}
-
-void add_row(QTableWidget* t, const QStringList& cells) {
-  const int row = t->rowCount();
-  t->insertRow(row);
-  for (int c = 0; c < cells.size(); ++c) t->setItem(row, c, new QTableWidgetItem(cells[c]));
-}
-
-// A titled box around a widget (the tables' sections).
-QWidget* section(const QString& title, QWidget* content) {
-  auto* box = new QWidget;
-  auto* layout = new QVBoxLayout(box);
-  layout->setContentsMargins(4, 4, 4, 4);
-  auto* label = new QLabel("<b>" + title.toHtmlEscaped() + "</b>");
-  layout->addWidget(label);
-  layout->addWidget(content, 1);
-  return box;
-}
-
 // Flattens `v` into dotted keys, in the report's order.
 void flatten(const std::string& key, const json& v,
              std::vector<std::pair<std::string, json>>* out) {
@@ -419,17 +389,19 @@ QWidget* ResultsView::build_au_per_accelerator() {
   } else {
     chart->setTitle(tr("MLPerf AU per accelerator: histogram of %1 simulated").arg(au.size()));
     set->setLabel(tr("accelerators per bin"));
-    std::vector<int> bins(20, 0);
+    // Ten bins: few enough that Qt Charts draws every label (it elides them past 16).
+    std::vector<int> bins(10, 0);
     for (const json& v : au) {
       const double a = v.is_number() ? v.get<double>() : 0.0;
-      ++bins[static_cast<size_t>(std::clamp(static_cast<int>(a * 20), 0, 19))];
+      ++bins[static_cast<size_t>(std::clamp(static_cast<int>(a * 10), 0, 9))];
     }
     for (size_t b = 0; b < bins.size(); ++b) {
       *set << bins[b];
       top = std::max(top, nice_ceiling(bins[b]));
-      categories << QString::number(b * 0.05, 'f', 2);
+      categories << QString::number(b * 0.1, 'f', 1);
     }
-    axis_x->setTitleText(tr("MLPerf AU (fraction; bins of 0.05 from the value shown)"));
+    axis_x->setTitleText(
+        tr("MLPerf AU (fraction; bins of 0.1 from the value shown, 1 in the last)"));
   }
   auto* bars = new QBarSeries;
   bars->setObjectName("data:accelerators.utilization");

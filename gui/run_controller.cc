@@ -43,40 +43,63 @@ RunController::~RunController() {
   }
 }
 
+QString RunController::scenario_file(const ScenarioDocument& doc) {
+  dir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + "/granary-gui-run-XXXXXX");
+  QString scenario = doc.path();
+  if (!doc.is_modified() && !scenario.isEmpty()) return scenario;
+  // A copy: relative paths made absolute against the document's directory.
+  Json j = doc.json();
+  const JsonPointer crush("/storage/rados/crush_map");
+  const QString base =
+      scenario.isEmpty() ? QDir::currentPath() : QFileInfo(scenario).absolutePath();
+  if (j.contains(crush) && j.at(crush).is_string()) {
+    const QString path = QString::fromStdString(j.at(crush).get<std::string>());
+    if (QFileInfo(path).isRelative()) j[crush] = QDir(base).absoluteFilePath(path).toStdString();
+  }
+  const QString name =
+      scenario.isEmpty() ? QString("untitled.json") : QFileInfo(scenario).fileName();
+  scenario = dir_->filePath(name);
+  QSaveFile f(scenario);
+  const std::string text = j.dump(2) + "\n";
+  if (!dir_->isValid() || !f.open(QIODevice::WriteOnly) ||
+      f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit()) {
+    finish({RunState::kFailed, -1, tr("cannot write the scenario to run: %1").arg(scenario), {}});
+    return {};
+  }
+  return scenario;
+}
+
 bool RunController::start(const ScenarioDocument& doc) {
   if (is_running()) return false;
-  dir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + "/granary-gui-run-XXXXXX");
+  sweep_ = false;
+  const QString scenario = scenario_file(doc);
+  if (scenario.isEmpty()) return false;
+  report_path_ = dir_->filePath("report.json");
+  return launch("granary run", {"run", scenario, "--out", report_path_, "--progress", "json"});
+}
+
+bool RunController::start_sweep(const ScenarioDocument& doc, SweepParameter parameter,
+                                const std::vector<int>& values) {
+  if (is_running()) return false;
+  sweep_ = true;
+  const QString scenario = scenario_file(doc);
+  if (scenario.isEmpty()) return false;
+  report_path_ = dir_->filePath("sweep.json");
+  return launch("granary plan sweep", {"plan", "sweep", scenario, sweep_flag(parameter),
+                                       sweep_values_text(values).remove(' '), "--out", report_path_,
+                                       "--progress", "json"});
+}
+
+bool RunController::launch(const QString& command, QStringList args) {
+  command_ = command;
   report_.reset();
   progress_ = simulated_s_ = 0;
+  last_progress_ = nlohmann::json();
   stderr_buffer_.clear();
   error_lines_.clear();
   cancelling_ = false;
   outcome_ = {RunState::kRunning, -1, {}, {}};
-  QString scenario = doc.path();
-  if (doc.is_modified() || scenario.isEmpty()) {
-    // A copy: relative paths made absolute against the document's directory.
-    Json j = doc.json();
-    const JsonPointer crush("/storage/rados/crush_map");
-    const QString base =
-        scenario.isEmpty() ? QDir::currentPath() : QFileInfo(scenario).absolutePath();
-    if (j.contains(crush) && j.at(crush).is_string()) {
-      const QString path = QString::fromStdString(j.at(crush).get<std::string>());
-      if (QFileInfo(path).isRelative()) j[crush] = QDir(base).absoluteFilePath(path).toStdString();
-    }
-    const QString name =
-        scenario.isEmpty() ? QString("untitled.json") : QFileInfo(scenario).fileName();
-    scenario = dir_->filePath(name);
-    QSaveFile f(scenario);
-    const std::string text = j.dump(2) + "\n";
-    if (!dir_->isValid() || !f.open(QIODevice::WriteOnly) ||
-        f.write(text.data(), static_cast<qint64>(text.size())) < 0 || !f.commit()) {
-      finish({RunState::kFailed, -1, tr("cannot write the scenario to run: %1").arg(scenario), {}});
-      return false;
-    }
-  }
-  report_path_ = dir_->filePath("report.json");
   process_.setProgram(granary_binary());
-  QStringList args = {"run", scenario, "--out", report_path_, "--progress", "json"};
   if (!catalog_db_.isEmpty() && QFileInfo::exists(catalog_db_))
     args << "--catalog-db" << catalog_db_;
   process_.setArguments(args);
@@ -104,6 +127,7 @@ void RunController::read_stderr() {
       if (!j.is_discarded() && j.contains("progress") && j["progress"].is_number()) {
         progress_ = j["progress"].get<double>();
         simulated_s_ = j.value("simulated_s", 0.0);
+        last_progress_ = j;
         emit progress_changed(progress_, simulated_s_);
         continue;
       }
@@ -120,31 +144,36 @@ void RunController::on_finished(int exit_code, QProcess::ExitStatus status) {
   read_stderr();
   const QString summary = QString::fromUtf8(process_.readAllStandardOutput());
   if (cancelling_) {
-    finish({RunState::kCancelled, exit_code, tr("Run cancelled."), summary});
-    return;
-  }
-  if (status == QProcess::CrashExit) {
-    finish({RunState::kFailed, -1, tr("granary run crashed (%1)").arg(process_.errorString()),
+    finish({RunState::kCancelled, exit_code, sweep_ ? tr("Sweep cancelled.") : tr("Run cancelled."),
             summary});
     return;
   }
-  if (exit_code == 0 || exit_code == 1) {
+  if (status == QProcess::CrashExit) {
+    finish({RunState::kFailed, -1, tr("%1 crashed (%2)").arg(command_, process_.errorString()),
+            summary});
+    return;
+  }
+  if (exit_code == 0 || (exit_code == 1 && !sweep_)) {
     QFile f(report_path_);
     if (f.open(QIODevice::ReadOnly)) {
       auto j = nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
       if (!j.is_discarded()) {
         report_ = std::move(j);
         finish({exit_code == 0 ? RunState::kSucceeded : RunState::kExpectationsFailed, exit_code,
-                exit_code == 0 ? tr("Run finished.") : tr("Run finished; an expectation failed."),
+                sweep_           ? tr("Sweep finished.")
+                : exit_code == 0 ? tr("Run finished.")
+                                 : tr("Run finished; an expectation failed."),
                 summary});
         return;
       }
     }
-    finish({RunState::kFailed, exit_code, tr("granary run wrote no readable report"), summary});
+    finish({RunState::kFailed, exit_code,
+            tr("%1 wrote no readable %2").arg(command_, sweep_ ? tr("sweep") : tr("report")),
+            summary});
     return;
   }
   finish({RunState::kFailed, exit_code,
-          error_lines_.isEmpty() ? tr("granary run exited with status %1").arg(exit_code)
+          error_lines_.isEmpty() ? tr("%1 exited with status %2").arg(command_).arg(exit_code)
                                  : error_lines_.join("\n"),
           summary});
 }

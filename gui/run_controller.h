@@ -1,8 +1,9 @@
-// Runs a scenario as a child process, `granary run SCENARIO --out REPORT --progress json`:
+// Runs a scenario as a child process, `granary run SCENARIO --out REPORT --progress json`, or
+// sweeps it, `granary plan sweep SCENARIO --clients 8,16,.. --out SWEEP --progress json`:
 // SimGrid keeps global state and allows one simulation per process, so granary-gui never
-// simulates in its own. Progress comes from the child's JSON lines on stderr; the report is
-// read once the child exits. cancel() ends the child (SIGTERM, then SIGKILL after a grace
-// period) and the run counts as cancelled.
+// simulates in its own. Progress comes from the child's JSON lines on stderr; the report (or
+// the sweep's JSON) is read once the child exits. cancel() ends the child (SIGTERM, then SIGKILL
+// after a grace period) and the run counts as cancelled.
 //
 // A document that is unsaved or modified runs from a copy written to a temporary directory,
 // its relative crush_map made absolute; a saved, unmodified one runs from its own file, so
@@ -22,6 +23,7 @@
 #include <optional>
 
 #include "gui/scenario_document.h"
+#include "gui/sweep_data.h"
 
 namespace granary::gui {
 
@@ -54,6 +56,10 @@ class RunController : public QObject {
   // Starts a run of the document's current JSON; false (and finished(kFailed)) when it cannot
   // start (a run in progress, a file that cannot be written, no granary binary).
   bool start(const ScenarioDocument& doc);
+  // Starts a sweep of the document over `values` of `parameter`; its JSON becomes report().
+  // The child exits 0 with a sweep, anything else is a failure.
+  bool start_sweep(const ScenarioDocument& doc, SweepParameter parameter,
+                   const std::vector<int>& values);
   // Ends the running child; finished(kCancelled) follows once it is gone.
   void cancel();
   bool is_running() const { return process_.state() != QProcess::NotRunning; }
@@ -63,7 +69,9 @@ class RunController : public QObject {
   const RunOutcome& outcome() const { return outcome_; }
   double progress() const { return progress_; }
   double simulated_s() const { return simulated_s_; }
-  // The last report read (exit 0 or 1), as granary wrote it.
+  // The last progress line as the child wrote it (a sweep's has "point", "points", "value").
+  const nlohmann::json& last_progress() const { return last_progress_; }
+  // The last report read (exit 0 or 1), as granary wrote it; a sweep's JSON for a sweep.
   const std::optional<nlohmann::json>& report() const { return report_; }
 
   // A hardware catalog database the child resolves profile names with (--catalog-db), when
@@ -81,6 +89,10 @@ class RunController : public QObject {
   void finished(const granary::gui::RunOutcome& outcome);
 
  private:
+  // The scenario file to run: the document's own, or a copy in dir_; empty on error
+  // (finished(kFailed) sent).
+  QString scenario_file(const ScenarioDocument& doc);
+  bool launch(const QString& command, QStringList args);
   void read_stderr();
   void on_finished(int exit_code, QProcess::ExitStatus status);
   void finish(RunOutcome outcome);
@@ -93,6 +105,9 @@ class RunController : public QObject {
   bool cancelling_ = false;
   qint64 pid_ = 0;
   double progress_ = 0, simulated_s_ = 0;
+  nlohmann::json last_progress_;
+  QString command_;  // "granary run", "granary plan sweep"
+  bool sweep_ = false;
   RunOutcome outcome_;
   std::optional<nlohmann::json> report_;
   QString catalog_db_;

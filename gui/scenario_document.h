@@ -96,8 +96,12 @@ class ScenarioDocument : public QObject {
   void replace_all(Json json, const QString& description);
 
   // The catalog profile names resolve against (the built-in one by default; granary-gui adds
-  // the catalog database's profiles, db/catalog_db.h). Takes effect at the next validate().
-  void set_catalog(models::Catalog catalog) { catalog_ = std::move(catalog); }
+  // the catalog database's profiles, db/catalog_db.h). Takes effect at the next validate();
+  // catalog_changed() tells the editor's profile lists.
+  void set_catalog(models::Catalog catalog) {
+    catalog_ = std::move(catalog);
+    emit catalog_changed();
+  }
   const models::Catalog& catalog() const { return catalog_; }
 
   // Validates the current JSON, stores and returns the outcome and emits validated().
@@ -109,6 +113,7 @@ class ScenarioDocument : public QObject {
   void validated(const granary::gui::Validation& validation);
   void path_changed(const QString& path);
   void modified_changed(bool modified);
+  void catalog_changed();
 
  private:
   friend class EditCommand;

@@ -8,6 +8,7 @@
 #include <QRegularExpression>
 
 #include "gui/results_view.h"
+#include "gui/sweep_view.h"
 
 namespace granary::gui {
 
@@ -15,6 +16,7 @@ std::optional<View> parse_view(const QString& text) {
   if (text == "editor") return View::kEditor;
   if (text == "topology") return View::kTopology;
   if (text == "results") return View::kResults;
+  if (text == "sweep") return View::kSweep;
   return std::nullopt;
 }
 
@@ -26,6 +28,31 @@ std::optional<QSize> parse_size(const QString& text) {
   if (w < 200 || h < 200 || w > 8000 || h > 8000) return std::nullopt;
   return QSize(w, h);
 }
+
+namespace {
+
+// Runs a sweep of the open scenario over the sweep view's values (its defaults) and waits.
+Status run_sweep(MainWindow& w, const QString& scenario) {
+  auto values = w.sweep_view()->values();
+  if (!values.ok()) return values.status();
+  QEventLoop loop;
+  RunOutcome outcome;
+  QObject::connect(&w, &MainWindow::sweep_finished, &loop, [&](const RunOutcome& r) {
+    outcome = r;
+    loop.quit();
+  });
+  if (!w.start_sweep(w.sweep_view()->parameter(), *values) && !w.sweeps()->is_running()) {
+    return Status::invalid_argument(w.sweeps()->outcome().message.toStdString());
+  }
+  if (w.sweeps()->is_running()) loop.exec();
+  if (outcome.state != RunState::kSucceeded) {
+    return Status::invalid_argument(scenario.toStdString() + ": the sweep failed: " +
+                                    outcome.message.simplified().toStdString());
+  }
+  return Status();
+}
+
+}  // namespace
 
 Status write_screenshot(const ScreenshotOptions& o) {
   QString error;
@@ -40,6 +67,8 @@ Status write_screenshot(const ScreenshotOptions& o) {
   }
   if (!o.report.isEmpty()) {
     if (!w.open_report(o.report)) return Status::invalid_argument(error.toStdString());
+  } else if (!o.sweep.isEmpty()) {
+    if (!w.open_sweep(o.sweep)) return Status::invalid_argument(error.toStdString());
   } else {
     const Validation& v = w.document()->validation();
     if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);
@@ -59,6 +88,9 @@ Status write_screenshot(const ScreenshotOptions& o) {
       return Status::invalid_argument(o.scenario.toStdString() + ": the run failed: " +
                                       outcome.message.simplified().toStdString());
     }
+  }
+  if (o.view == View::kSweep && o.sweep.isEmpty()) {
+    if (Status s = run_sweep(w, o.scenario); !s.ok()) return s;
   }
   if (!o.compare.isEmpty()) {
     QString compare_error;

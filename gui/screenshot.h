@@ -1,9 +1,11 @@
-// `granary-gui --screenshot OUT.png [--view editor|topology|results] [--size WxH] SCENARIO`:
+// `granary-gui --screenshot OUT.png [--view editor|topology|results|sweep] [--size WxH] SCENARIO`:
 // opens the scenario in a main window of the given size (default 1400x900), shows the view and
 // writes the window as a PNG, with no display (main() selects Qt's offscreen platform). The
 // results view first runs the scenario as a child process (`granary run`, run_controller.h);
 // `--report REPORT.json` shows an existing report's results view instead, without a run;
-// `--compare OTHER.json` draws a second report beside it.
+// `--compare OTHER.json` draws a second report beside it. The sweep view first sweeps the
+// scenario over its default values (`granary plan sweep`, sweep_view.h); `--sweep SWEEP.json`
+// shows a sweep file instead.
 //
 // Thread-safety: GUI thread only; needs a QApplication.
 #pragma once
@@ -24,11 +26,13 @@ struct ScreenshotOptions {
   QString report;
   // A second report drawn beside the first in the results view (compare mode); optional.
   QString compare;
+  // A sweep file (`granary plan sweep --out`) to show in the sweep view without sweeping.
+  QString sweep;
   View view = View::kEditor;
   QSize size{1400, 900};
 };
 
-// "editor", "topology", "results" -> the view; nullopt otherwise.
+// "editor", "topology", "results", "sweep" -> the view; nullopt otherwise.
 std::optional<View> parse_view(const QString& text);
 // "1400x900" -> the size (each side 200..8000); nullopt otherwise.
 std::optional<QSize> parse_size(const QString& text);

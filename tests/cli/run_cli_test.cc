@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/test_util.h"
 
@@ -307,8 +308,24 @@ TEST(PlanCli, SweepOfClientNodesFindsWhereTheDrivesSaturate) {
   s["workloads"][0]["epochs"] = 1;
   const std::string dir = testing::make_temp_dir();
   std::ofstream(dir + "/s.json") << s.dump();
-  auto r = granary("plan sweep " + dir + "/s.json --clients 1,2,4,8 --out " + dir + "/sweep.json");
+  auto r = granary("plan sweep " + dir + "/s.json --clients 1,2,4,8 --out " + dir +
+                   "/sweep.json --progress json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Progress: JSON lines over the whole sweep, each naming its point, ending at 1.
+  double last = 0;
+  int lines = 0;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    const auto p = nlohmann::json::parse(line);
+    ASSERT_TRUE(p.contains("progress")) << line;
+    EXPECT_GE(p["progress"].get<double>(), last) << line;
+    last = p["progress"].get<double>();
+    EXPECT_EQ(p["points"], 4) << line;
+    EXPECT_EQ(p["value"].get<int>(), 1 << (p["point"].get<int>() - 1)) << line;
+    ++lines;
+  }
+  EXPECT_GE(lines, 4);
+  EXPECT_EQ(last, 1.0);
   EXPECT_NE(r.out.find("limited there by saturated drive"), std::string::npos) << r.out;
   const nlohmann::json j = nlohmann::json::parse(testing::read_file(dir + "/sweep.json"));
   EXPECT_EQ(j["parameter"], "cluster.clients.count");

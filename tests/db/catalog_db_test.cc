@@ -135,8 +135,20 @@ TEST(CatalogDb, RefusesToEditABuiltInRow) {
   models::AcceleratorProfile a100 = db->accelerator("a100")->profile;
   const Status a = db->upsert(a100, "edit");
   EXPECT_NE(a.message().find("accelerator 'a100' is built-in"), std::string::npos) << a.message();
-  // A built-in row the user deleted is still built-in: its name stays refused.
-  ASSERT_TRUE(db->remove(CatalogTable::kDrives, "samsung-pm9a3-7.68tb").ok());
+  // Deleting a built-in row is refused too: runs would go on using its figures.
+  const Status r = db->remove(CatalogTable::kDrives, "samsung-pm9a3-7.68tb");
+  EXPECT_EQ(r.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(r.message(), db->path() +
+                             ": drive 'samsung-pm9a3-7.68tb' is built-in: runs always use the "
+                             "built-in figures, so deleting it would have no effect");
+  EXPECT_NE(db->remove(CatalogTable::kAccelerators, "a100")
+                .message()
+                .find("accelerator 'a100' is built-in"),
+            std::string::npos);
+  EXPECT_TRUE(db->drive("samsung-pm9a3-7.68tb").ok());
+  // A built-in row deleted by another program (the sqlite3 shell) is still built-in: its name
+  // stays refused.
+  ASSERT_TRUE(db->database().exec("DELETE FROM drives WHERE name = 'samsung-pm9a3-7.68tb'").ok());
   EXPECT_EQ(db->upsert(pm, "edit").code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(db->drive("samsung-pm9a3-7.68tb").status().code(), Status::Code::kNotFound);
   // The same figures under a new name are a new, editable row.

@@ -1,4 +1,5 @@
-// Helpers of the gui tests: shipped scenarios, a document loaded from one.
+// Helpers of the gui tests: shipped scenarios, a document loaded from one, main window options
+// that never block on a dialog.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gui/main_window.h"
 #include "gui/scenario_document.h"
 
 namespace granary::gui::testing {
@@ -25,6 +27,15 @@ inline std::unique_ptr<ScenarioDocument> load(const QString& path) {
   const Status s = doc->load(path);
   EXPECT_TRUE(s.ok()) << s.message();
   return doc;
+}
+
+// No settings, Discard when asked to save, an error shown fails the test.
+inline MainWindowOptions quiet_options() {
+  MainWindowOptions o;
+  o.use_settings = false;
+  o.ask_to_save = [](QWidget*, const QString&) { return QMessageBox::Discard; };
+  o.show_error = [](QWidget*, const QString& m) { ADD_FAILURE() << m.toStdString(); };
+  return o;
 }
 
 }  // namespace granary::gui::testing

@@ -4,12 +4,14 @@
 // offered to scenarios). Temporary databases.
 #include <gtest/gtest.h>
 
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
 #include "db/catalog_db.h"
 #include "db/history_db.h"
 #include "gui/catalog_view.h"
+#include "gui/editor_view.h"
 #include "gui/history_view.h"
 #include "gui/main_window.h"
 #include "tests/gui/gui_test_util.h"
@@ -117,6 +119,11 @@ TEST(CatalogWindow, BuiltInRowsAreReadOnlyADuplicateIsEditableAndOffered) {
   // The document resolves the copy with its edited figures (scenarios may name it).
   const auto names = w.document()->catalog().drive_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "lab-nvme"), names.end());
+  // The editor's drive list offers the new rows at once, not after a restart.
+  auto* drive_box = qobject_cast<QComboBox*>(w.editor()->field_editor("/cluster/storage/drive"));
+  ASSERT_NE(drive_box, nullptr);
+  EXPECT_GE(drive_box->findData("lab-nvme"), 0);
+  EXPECT_GE(drive_box->findData("pm9a3-quoted"), 0);
   EXPECT_DOUBLE_EQ(w.document()->catalog().drive("pm9a3-quoted")->read_gbytes_per_s, 3.5);
   auto j = w.document()->json();
   j["cluster"]["storage"]["drive"] = {{"profile", "pm9a3-quoted"}, {"count", 4}};

@@ -90,14 +90,6 @@ ResultsView::Options quiet_view_options() {
   return o;
 }
 
-MainWindowOptions quiet_options() {
-  MainWindowOptions o;
-  o.use_settings = false;
-  o.ask_to_save = [](QWidget*, const QString&) { return QMessageBox::Discard; };
-  o.show_error = [](QWidget*, const QString& m) { ADD_FAILURE() << m.toStdString(); };
-  return o;
-}
-
 TEST(ResultsView, ThroughputAndAuSeriesHaveTheReportsPointsAndUnits) {
   const json r = report_of(kFailure);
   ResultsView v(quiet_view_options());
@@ -125,12 +117,12 @@ TEST(ResultsView, ThroughputAndAuSeriesHaveTheReportsPointsAndUnits) {
   EXPECT_EQ(static_cast<size_t>(cumulative->count()), n);
   EXPECT_EQ(series_named(v.au_chart(), "ref:").size(), 1);  // the AU threshold
   EXPECT_TRUE(axis_titles(v.au_chart()).contains("AU (fraction, 0..1)"));
-  // AU per accelerator: one bar per simulated accelerator (or a histogram of 20 bins).
+  // AU per accelerator: one bar per simulated accelerator (or a histogram of 10 bins).
   const size_t accelerators = r["accelerators"]["utilization"].size();
   auto* bars = qobject_cast<QBarSeries*>(v.au_per_accelerator_chart()->series().front());
   ASSERT_NE(bars, nullptr);
   EXPECT_EQ(static_cast<size_t>(bars->barSets().front()->count()),
-            accelerators <= 64 ? accelerators : 20u);
+            accelerators <= 64 ? accelerators : 10u);
   for (QChart* c :
        {v.throughput_chart(), v.au_chart(), v.latency_chart(), v.kind_chart(),
         v.recovery_pgs_chart(), v.recovery_rate_chart(), v.au_per_accelerator_chart()}) {
@@ -141,6 +133,29 @@ TEST(ResultsView, ThroughputAndAuSeriesHaveTheReportsPointsAndUnits) {
           << c->title().toStdString() << ": " << a->titleText().toStdString();
     }
   }
+}
+
+// Past 64 accelerators the per-accelerator chart is a histogram of 10 bins of 0.1 AU.
+TEST(ResultsView, ManyAcceleratorsGiveAnAuHistogram) {
+  json r = report_of(kFailure);
+  json au = json::array();
+  for (int i = 0; i < 100; ++i) au.push_back((i + 0.5) / 100);  // ten in each bin
+  au.push_back(1.0);                                            // AU 1: the last bin
+  r["accelerators"]["utilization"] = au;
+  ResultsView v(quiet_view_options());
+  v.set_report(r, "done");
+  ASSERT_NE(v.au_per_accelerator_chart(), nullptr);
+  EXPECT_EQ(v.au_per_accelerator_chart()->title(),
+            "MLPerf AU per accelerator: histogram of 101 simulated");
+  auto* bars = qobject_cast<QBarSeries*>(v.au_per_accelerator_chart()->series().front());
+  ASSERT_NE(bars, nullptr);
+  const QBarSet* set = bars->barSets().front();
+  ASSERT_EQ(set->count(), 10);
+  for (int b = 0; b < 9; ++b) EXPECT_EQ(set->at(b), 10) << "bin " << b;
+  EXPECT_EQ(set->at(9), 11);
+  EXPECT_TRUE(
+      axis_titles(v.au_per_accelerator_chart())
+          .contains("MLPerf AU (fraction; bins of 0.1 from the value shown, 1 in the last)"));
 }
 
 TEST(ResultsView, AFailureRunHasItsTimelineAsMarkersAndRecoveryCharts) {
@@ -287,7 +302,7 @@ TEST(ResultsView, BadReportFilesGiveAClearError) {
   EXPECT_NE(s.message().find("not a Granary report"), std::string::npos) << s.message();
   // The window shows the error and keeps its results view as it was.
   QString shown;
-  MainWindowOptions o = quiet_options();
+  MainWindowOptions o = testing::quiet_options();
   o.show_error = [&shown](QWidget*, const QString& m) { shown = m; };
   MainWindow w(o);
   EXPECT_FALSE(w.open_report(testing::scenario(kFailure)));
@@ -302,7 +317,7 @@ TEST(ResultsView, BadReportFilesGiveAClearError) {
 }
 
 TEST(ResultsView, ARunFillsTheChartsAndHighlightsTheBottleneck) {
-  MainWindow w(quiet_options());
+  MainWindow w(testing::quiet_options());
   ASSERT_TRUE(w.open_file(testing::scenario(kFailure)));
   QSignalSpy finished(&w, &MainWindow::run_finished);
   ASSERT_TRUE(w.start_run());

@@ -8,24 +8,16 @@
 #include <cerrno>
 
 #include "gui/main_window.h"
-#include "gui/run_controller.h"
 #include "gui/results_view.h"
+#include "gui/run_controller.h"
 #include "tests/gui/gui_test_util.h"
 
 namespace granary::gui {
 namespace {
 
-MainWindowOptions quiet_options() {
-  MainWindowOptions o;
-  o.use_settings = false;
-  o.ask_to_save = [](QWidget*, const QString&) { return QMessageBox::Discard; };
-  o.show_error = [](QWidget*, const QString& m) { ADD_FAILURE() << m.toStdString(); };
-  return o;
-}
-
 // A run of about half a second (64 readers, design nfs, request level).
 TEST(Run, ASmallScenarioReachesProgressOneAndItsReportIsLoaded) {
-  MainWindow w(quiet_options());
+  MainWindow w(testing::quiet_options());
   ASSERT_TRUE(w.open_file(testing::scenario("mlperf-cosmoflow-a100-nfs.json")));
   QSignalSpy progress(w.runs(), &RunController::progress_changed);
   QSignalSpy finished(&w, &MainWindow::run_finished);
@@ -61,7 +53,7 @@ TEST(Run, ASmallScenarioReachesProgressOneAndItsReportIsLoaded) {
 
 // A run of some 20 s, cancelled once it reports progress: the child is gone, the run cancelled.
 TEST(Run, CancelEndsTheChildProcess) {
-  MainWindow w(quiet_options());
+  MainWindow w(testing::quiet_options());
   ASSERT_TRUE(w.open_file(testing::scenario("mlperf-unet3d-a100-rados.json")));
   QSignalSpy progress(w.runs(), &RunController::progress_changed);
   QSignalSpy finished(&w, &MainWindow::run_finished);
@@ -94,7 +86,7 @@ TEST(Run, ARefusedScenarioFailsWithGranarysMessage) {
   EXPECT_NE(runs.outcome().message.indexOf("cluster.clients.count"), -1)
       << runs.outcome().message.toStdString();
   // The window refuses it before starting anything.
-  MainWindow w(quiet_options());
+  MainWindow w(testing::quiet_options());
   w.document()->set_value(JsonPointer("/cluster/clients/count"), 0);
   EXPECT_FALSE(w.start_run());
   EXPECT_FALSE(w.runs()->is_running());
