@@ -212,6 +212,11 @@ bool SweepView::set_sweep(const nlohmann::json& sweep, const QString& headline, 
     return false;
   }
   sweep_ = std::move(s).value();
+  // The controls show what was swept, so that Run Sweep sweeps it again.
+  std::vector<int> values;
+  for (const SweepPoint& p : sweep_->points) values.push_back(p.value);
+  set_parameter(sweep_->parameter);
+  set_values(values);
   const QString seed = sweep_->seed.isEmpty() ? QString() : tr(" (seed %1)").arg(sweep_->seed);
   headline_->setText("<b>" +
                      tr("Sweep of %1%2 over %3: %4 points")

@@ -211,6 +211,9 @@ TEST(SweepView, ChartsAndTableFollowTheSweep) {
   EXPECT_TRUE(v.saturation_text().contains("throughput stops growing at 8 client nodes"));
   EXPECT_TRUE(v.saturation_text().contains("saturated drive (97% busy on average)"));
   EXPECT_TRUE(v.headline().contains("small-read-storm (seed 7) over client nodes: 4 points"));
+  // The controls show what was swept.
+  EXPECT_EQ(v.values_edit()->text(), "1, 2, 4, 8");
+  EXPECT_EQ(v.parameter(), SweepParameter::kClientNodes);
 
   // Values spanning less than 8x: a linear axis; nothing saturated: no marker.
   json flat = a_sweep();
