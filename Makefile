@@ -23,7 +23,7 @@ test: deps
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE soak
 	$(MAKE) sanitize
 
-# engine_tests and models_tests built with ASan + UBSan in build-asan/ and run; any report fails
+# engine_tests, models_tests and realmode_tests built with ASan + UBSan in build-asan/ and run; any report fails
 # (docs/robustness.md). sim/ and cli/ stay out: SimGrid's context switching defeats ASan.
 # -O1 -g1 and test discovery at ctest time (not at build time) keep it quick.
 SANITIZE_DIR ?= build-asan
@@ -33,9 +33,10 @@ SANITIZE_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_check
 sanitize: deps
 	cmake -S . -B $(SANITIZE_DIR) -G Ninja -DGRANARY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
 	  '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST >/dev/null
-	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target engine_tests models_tests
+	cmake --build $(SANITIZE_DIR) -j $(JOBS) --target engine_tests models_tests realmode_tests
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/engine_tests --gtest_brief=1
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/models_tests --gtest_brief=1
+	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/realmode_tests --gtest_brief=1
 
 # The libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz/, each run FUZZ_SECONDS from
 # its seed corpus; fails on any finding (fuzz/run.sh, docs/robustness.md).
