@@ -33,7 +33,7 @@ struct SweepArgs {
   std::string path;
   std::vector<int> clients, per_node;
   std::string out;
-  std::string progress = "none";  // --progress: none or json
+  std::string progress = "none";  // --progress: none or json (checked by CLI11)
   std::string catalog_db;         // --catalog-db
 };
 
@@ -176,9 +176,6 @@ void run_sweep(SweepArgs& a, ExitCode& code) {
                                   std::to_string(values[i]));
     }
   }
-  if (a.progress != "none" && a.progress != "json") {
-    return fail_input(code, "--progress: expected none or json, found '" + a.progress + "'");
-  }
   auto catalog = load_catalog(a.catalog_db);
   if (!catalog.ok()) return fail_input(code, catalog.status());
   auto base_scenario = models::load_scenario(a.path, *catalog);
@@ -272,10 +269,12 @@ void add_sweep_subcommand(CLI::App& plan, ExitCode& code) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4096));
   sweep->add_option("--out", args->out, "write the sweep (JSON) to this file");
-  sweep->add_option("--progress", args->progress,
-                    "progress on stderr: none (default) or json (one {\"progress\": 0..1, "
-                    "\"simulated_s\": x, \"point\": i, \"points\": n, \"value\": v} object "
-                    "per line)");
+  sweep
+      ->add_option("--progress", args->progress,
+                   "progress on stderr: none (default) or json (one {\"progress\": 0..1, "
+                   "\"simulated_s\": x, \"point\": i, \"points\": n, \"value\": v} object "
+                   "per line)")
+      ->check(CLI::IsMember({"none", "json"}));
   add_catalog_db_option(*sweep, args->catalog_db);
   sweep->callback([args, &code] { run_sweep(*args, code); });
 }

@@ -246,8 +246,7 @@ void MainWindow::build_menus() {
   sweep_action_ =
       run->addAction(tr("Run &Sweep"), QKeySequence(Qt::CTRL | Qt::Key_F5), this, [this] {
         show_view(View::kSweep);
-        auto values = sweep_view_->values();
-        if (values.ok()) start_sweep(sweep_view_->parameter(), *values);
+        sweep_view_->request_run();
       });
   cancel_action_ =
       run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, [this] { cancel_run(); });
@@ -394,14 +393,12 @@ bool MainWindow::start_sweep(SweepParameter parameter, const std::vector<int>& v
 }
 
 bool MainWindow::open_sweep(const QString& path) {
-  nlohmann::json sweep;
-  auto s = load_sweep_file(path, &sweep);
-  QString error;
-  if (!s.ok() ||
-      !sweep_view_->set_sweep(sweep, tr("sweep %1").arg(QFileInfo(path).fileName()), &error)) {
-    options_.show_error(this, s.ok() ? error : QString::fromStdString(s.status().message()));
+  auto sweep = load_sweep_file(path);
+  if (!sweep.ok()) {
+    options_.show_error(this, QString::fromStdString(sweep.status().message()));
     return false;
   }
+  sweep_view_->show_sweep(std::move(sweep).value(), tr("sweep %1").arg(QFileInfo(path).fileName()));
   show_view(View::kSweep);
   return true;
 }

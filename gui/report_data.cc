@@ -87,29 +87,36 @@ TimeSeries series_of(const json& series, const char* key, const QString& name) {
   return s;
 }
 
-Status load_report_file(const QString& path, json* report) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) {
-    return Status::io_error(path.toStdString() +
-                            ": cannot read: " + file.errorString().toStdString());
+Status load_granary_file(const QString& path, const GranaryFileKind& kind, json* out) {
+  const std::string file = path.toStdString();
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    return Status::io_error(file + ": cannot read: " + f.errorString().toStdString());
   }
-  const QByteArray bytes = file.readAll();
+  const QByteArray bytes = f.readAll();
   json parsed = json::parse(bytes.constData(), bytes.constData() + bytes.size(), nullptr, false);
+  const std::string what = kind.what;
   if (parsed.is_discarded()) {
-    return Status::invalid_argument(path.toStdString() + ": not JSON (a report is the JSON file " +
-                                    "that `granary run --out` writes)");
+    return Status::invalid_argument(file + ": not JSON (a " + what + " is the JSON file that `" +
+                                    kind.writer + "` writes)");
   }
-  if (!parsed.is_object() || !parsed.contains("granary_report")) {
-    return Status::invalid_argument(path.toStdString() +
-                                    ": not a Granary report (no granary_report key; a scenario "
-                                    "file opens with File > Open)");
+  if (!parsed.is_object() || !parsed.contains(kind.key)) {
+    return Status::invalid_argument(file + ": not a Granary " + what + " (no " + kind.key +
+                                    " key; " + kind.elsewhere + ")");
   }
-  if (parsed["granary_report"] != 2) {
-    return Status::invalid_argument(path.toStdString() + ": report format " +
-                                    parsed["granary_report"].dump() + ", expected 2");
+  if (parsed[kind.key] != kind.version) {
+    return Status::invalid_argument(file + ": " + what + " format " + parsed[kind.key].dump() +
+                                    ", expected " + std::to_string(kind.version));
   }
-  *report = std::move(parsed);
+  *out = std::move(parsed);
   return Status();
+}
+
+Status load_report_file(const QString& path, json* report) {
+  return load_granary_file(path,
+                           {"granary_report", 2, "report", "granary run --out",
+                            "a scenario file opens with File > Open"},
+                           report);
 }
 
 QString run_label(const json& report) {

@@ -48,8 +48,19 @@ struct BottleneckLinks {
   std::vector<models::LinkRole> roles;
 };
 
-// Reads and parses a report file; errors name the file and say what is wrong (unreadable, not
-// JSON, not a Granary report, another format version).
+// A kind of JSON file Granary writes: its format key and version, what it is called, the
+// command that writes it and where a file of another kind opens instead (for the errors).
+struct GranaryFileKind {
+  const char* key;  // "granary_report"
+  int version;
+  const char* what;       // "report"
+  const char* writer;     // "granary run --out"
+  const char* elsewhere;  // "a scenario file opens with File > Open"
+};
+// Reads and parses a file of `kind`; errors name the file and say what is wrong (unreadable,
+// not JSON, not that kind of file, another format version).
+Status load_granary_file(const QString& path, const GranaryFileKind& kind, nlohmann::json* out);
+// A report file (`granary run --out`, format 2).
 Status load_report_file(const QString& path, nlohmann::json* report);
 
 // "osd-failure-read-storm (seed 42)".

@@ -6,6 +6,7 @@
 #include <QImage>
 #include <QPixmap>
 #include <QRegularExpression>
+#include <functional>
 
 #include "gui/results_view.h"
 #include "gui/sweep_view.h"
@@ -31,23 +32,27 @@ std::optional<QSize> parse_size(const QString& text) {
 
 namespace {
 
-// Runs a sweep of the open scenario over the sweep view's values (its defaults) and waits.
-Status run_sweep(MainWindow& w, const QString& scenario) {
-  auto values = w.sweep_view()->values();
-  if (!values.ok()) return values.status();
+// Starts a run or a sweep with `start` and waits until `controller` ends it (`finished` is the
+// window's signal for it). An error when it could not start, or ended other than succeeded
+// (or, with `expectation_failure_ok`, with an expectation failed: its report is shown).
+Status run_and_wait(MainWindow& w, RunController* controller,
+                    void (MainWindow::*finished)(const RunOutcome&),
+                    const std::function<bool()>& start, const QString& scenario, const char* what,
+                    bool expectation_failure_ok) {
   QEventLoop loop;
   RunOutcome outcome;
-  QObject::connect(&w, &MainWindow::sweep_finished, &loop, [&](const RunOutcome& r) {
+  QObject::connect(&w, finished, &loop, [&](const RunOutcome& r) {
     outcome = r;
     loop.quit();
   });
-  if (!w.start_sweep(w.sweep_view()->parameter(), *values) && !w.sweeps()->is_running()) {
-    return Status::invalid_argument(w.sweeps()->outcome().message.toStdString());
+  if (!start() && !controller->is_running()) {
+    return Status::invalid_argument(controller->outcome().message.toStdString());
   }
-  if (w.sweeps()->is_running()) loop.exec();
-  if (outcome.state != RunState::kSucceeded) {
-    return Status::invalid_argument(scenario.toStdString() + ": the sweep failed: " +
-                                    outcome.message.simplified().toStdString());
+  if (controller->is_running()) loop.exec();
+  if (outcome.state != RunState::kSucceeded &&
+      !(expectation_failure_ok && outcome.state == RunState::kExpectationsFailed)) {
+    return Status::invalid_argument(scenario.toStdString() + ": the " + what +
+                                    " failed: " + outcome.message.simplified().toStdString());
   }
   return Status();
 }
@@ -74,23 +79,23 @@ Status write_screenshot(const ScreenshotOptions& o) {
     if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);
   }
   if (o.view == View::kResults && o.report.isEmpty()) {
-    QEventLoop loop;
-    RunOutcome outcome;
-    QObject::connect(&w, &MainWindow::run_finished, &loop, [&](const RunOutcome& r) {
-      outcome = r;
-      loop.quit();
-    });
-    if (!w.start_run() && !w.runs()->is_running() && w.runs()->state() != RunState::kRunning) {
-      return Status::invalid_argument(w.runs()->outcome().message.toStdString());
-    }
-    if (w.runs()->is_running()) loop.exec();
-    if (outcome.state != RunState::kSucceeded && outcome.state != RunState::kExpectationsFailed) {
-      return Status::invalid_argument(o.scenario.toStdString() + ": the run failed: " +
-                                      outcome.message.simplified().toStdString());
+    if (Status s = run_and_wait(
+            w, w.runs(), &MainWindow::run_finished, [&w] { return w.start_run(); }, o.scenario,
+            "run", /*expectation_failure_ok=*/true);
+        !s.ok()) {
+      return s;
     }
   }
   if (o.view == View::kSweep && o.sweep.isEmpty()) {
-    if (Status s = run_sweep(w, o.scenario); !s.ok()) return s;
+    auto values = w.sweep_view()->values();  // the defaults from the scenario
+    if (!values.ok()) return values.status();
+    if (Status s = run_and_wait(
+            w, w.sweeps(), &MainWindow::sweep_finished,
+            [&] { return w.start_sweep(w.sweep_view()->parameter(), *values); }, o.scenario,
+            "sweep", /*expectation_failure_ok=*/false);
+        !s.ok()) {
+      return s;
+    }
   }
   if (!o.compare.isEmpty()) {
     QString compare_error;

@@ -1,11 +1,12 @@
 // Sweep files and values (sweep_data.h).
 #include "gui/sweep_data.h"
 
-#include <QFile>
 #include <QRegularExpression>
 #include <QStringList>
 #include <algorithm>
 #include <cstdint>
+
+#include "gui/report_data.h"
 
 namespace granary::gui {
 
@@ -155,29 +156,16 @@ Result<Sweep> sweep_of(const json& j) {
 }
 
 Result<Sweep> load_sweep_file(const QString& path, json* sweep) {
-  const std::string file = path.toStdString();
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) {
-    return Status::io_error(file + ": cannot read: " + f.errorString().toStdString());
-  }
-  const QByteArray bytes = f.readAll();
-  json parsed = json::parse(bytes.constData(), bytes.constData() + bytes.size(), nullptr, false);
-  if (parsed.is_discarded()) {
-    return Status::invalid_argument(file +
-                                    ": not JSON (a sweep is the JSON file that `granary plan "
-                                    "sweep --out` writes)");
-  }
-  if (!parsed.is_object() || !parsed.contains("granary_sweep")) {
-    return Status::invalid_argument(file +
-                                    ": not a Granary sweep (no granary_sweep key; a run's report "
-                                    "opens with File > Open Report)");
-  }
-  if (parsed["granary_sweep"] != 1) {
-    return Status::invalid_argument(file + ": sweep format " + parsed["granary_sweep"].dump() +
-                                    ", expected 1");
+  json parsed;
+  if (Status st = load_granary_file(path,
+                                    {"granary_sweep", 1, "sweep", "granary plan sweep --out",
+                                     "a run's report opens with File > Open Report"},
+                                    &parsed);
+      !st.ok()) {
+    return st;
   }
   auto s = sweep_of(parsed);
-  if (!s.ok()) return Status::invalid_argument(file + ": " + s.status().message());
+  if (!s.ok()) return Status::invalid_argument(path.toStdString() + ": " + s.status().message());
   if (sweep) *sweep = std::move(parsed);
   return s;
 }

@@ -130,19 +130,20 @@ SweepView::SweepView(QWidget* parent) : QWidget(parent) {
     values_typed_ = true;
     check_values();
   });
-  auto request = [this] {
-    if (running_) return;
-    auto v = values();
-    if (v.ok()) emit run_requested(parameter(), *v);
-  };
-  connect(run_, &QPushButton::clicked, this, request);
-  connect(values_, &QLineEdit::returnPressed, this, request);
+  connect(run_, &QPushButton::clicked, this, &SweepView::request_run);
+  connect(values_, &QLineEdit::returnPressed, this, &SweepView::request_run);
   connect(cancel_, &QPushButton::clicked, this, [this] { emit cancel_requested(); });
   connect(open_, &QPushButton::clicked, this, [this] { emit open_requested(); });
   apply_defaults();
   set_message(
       tr("No sweep yet: Run Sweep simulates the scenario's read storm at each value "
          "(granary plan sweep), Open Sweep… shows a sweep file."));
+}
+
+void SweepView::request_run() {
+  if (running_) return;
+  auto v = values();
+  if (v.ok()) emit run_requested(parameter(), *v);
 }
 
 void SweepView::set_scenario_sizes(int client_nodes, int accelerators_per_node) {
@@ -211,7 +212,12 @@ bool SweepView::set_sweep(const nlohmann::json& sweep, const QString& headline, 
     if (error) *error = QString::fromStdString(s.status().message());
     return false;
   }
-  sweep_ = std::move(s).value();
+  show_sweep(std::move(s).value(), headline);
+  return true;
+}
+
+void SweepView::show_sweep(Sweep sweep, const QString& headline) {
+  sweep_ = std::move(sweep);
   // The controls show what was swept, so that Run Sweep sweeps it again.
   std::vector<int> values;
   for (const SweepPoint& p : sweep_->points) values.push_back(p.value);
@@ -228,7 +234,6 @@ bool SweepView::set_sweep(const nlohmann::json& sweep, const QString& headline, 
   saturation_->setText(saturation_line(*sweep_));
   saturation_->setVisible(true);
   rebuild();
-  return true;
 }
 
 void SweepView::rebuild() {

@@ -23,7 +23,6 @@
 #include <QScrollArea>
 #include <QTableWidget>
 #include <QWidget>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -47,9 +46,14 @@ class SweepView : public QWidget {
   void set_values(const std::vector<int>& values);
   // Whether a sweep is running: Run Sweep and the fields off, Cancel on.
   void set_running(bool running);
+  // What Run Sweep does: run_requested with the values typed, unless they are wrong (the
+  // error is under the field) or a sweep is running.
+  void request_run();
 
   // Shows `sweep` (a sweep file's JSON); false (nothing changed, *error set) when it is not one.
   bool set_sweep(const nlohmann::json& sweep, const QString& headline, QString* error);
+  // Shows a sweep already read (load_sweep_file).
+  void show_sweep(Sweep sweep, const QString& headline);
   // No sweep shown: says why (none yet, running, failed, cancelled).
   void set_message(const QString& message);
   const std::optional<Sweep>& sweep() const { return sweep_; }

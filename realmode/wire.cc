@@ -2,7 +2,7 @@
 #include "realmode/wire.h"
 
 #include <bit>
-#include <cstring>
+#include <type_traits>
 
 namespace granary::realmode {
 
@@ -43,43 +43,35 @@ bool WireReader::get(const char* field, size_t n, uint64_t* v) {
   return true;
 }
 
+template <typename T>
+bool WireReader::fixed(const char* field, T* v) {
+  uint64_t x;
+  if (!get(field, sizeof(T), &x)) return false;
+  if constexpr (std::is_same_v<T, double>) {
+    *v = std::bit_cast<double>(x);
+  } else {
+    *v = static_cast<T>(x);  // the two's complement bits for int64_t
+  }
+  return true;
+}
+
 bool WireReader::u8(const char* field, uint8_t* v) {
-  uint64_t x;
-  if (!get(field, 1, &x)) return false;
-  *v = static_cast<uint8_t>(x);
-  return true;
+  return fixed(field, v);
 }
-
 bool WireReader::u16(const char* field, uint16_t* v) {
-  uint64_t x;
-  if (!get(field, 2, &x)) return false;
-  *v = static_cast<uint16_t>(x);
-  return true;
+  return fixed(field, v);
 }
-
 bool WireReader::u32(const char* field, uint32_t* v) {
-  uint64_t x;
-  if (!get(field, 4, &x)) return false;
-  *v = static_cast<uint32_t>(x);
-  return true;
+  return fixed(field, v);
 }
-
 bool WireReader::u64(const char* field, uint64_t* v) {
-  return get(field, 8, v);
+  return fixed(field, v);
 }
-
 bool WireReader::i64(const char* field, int64_t* v) {
-  uint64_t x;
-  if (!get(field, 8, &x)) return false;
-  *v = static_cast<int64_t>(x);
-  return true;
+  return fixed(field, v);
 }
-
 bool WireReader::f64(const char* field, double* v) {
-  uint64_t x;
-  if (!get(field, 8, &x)) return false;
-  *v = std::bit_cast<double>(x);
-  return true;
+  return fixed(field, v);
 }
 
 bool WireReader::boolean(const char* field, bool* v) {

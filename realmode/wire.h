@@ -68,6 +68,8 @@ class WireReader {
 
  private:
   bool get(const char* field, size_t n, uint64_t* v);
+  template <typename T>
+  bool fixed(const char* field, T* v);  // a sizeof(T)-byte field
   bool fail(const char* field, std::string what);
   std::span<const std::byte> in_;
   Limits limits_;
