@@ -20,6 +20,7 @@
 #include "gui/results_view.h"
 #include "gui/sweep_view.h"
 #include "gui/topology_view.h"
+#include "models/scenario.h"
 
 namespace granary::gui {
 
@@ -461,10 +462,13 @@ void MainWindow::on_validated(const Validation& v) {
     const Json& j = doc_->json();
     const JsonPointer count("/cluster/clients/count"),
         per_node("/cluster/clients/accelerators_per_node");
-    auto int_at = [&j](const JsonPointer& p) {
-      return j.contains(p) && j.at(p).is_number_integer() ? j.at(p).get<int>() : 1;
+    // An absent key has the format's default (models::ClientNodesSpec).
+    const models::ClientNodesSpec defaults;
+    auto int_at = [&j](const JsonPointer& p, int fallback) {
+      return j.contains(p) && j.at(p).is_number_integer() ? j.at(p).get<int>() : fallback;
     };
-    sweep_view_->set_scenario_sizes(int_at(count), int_at(per_node));
+    sweep_view_->set_scenario_sizes(int_at(count, defaults.count),
+                                    int_at(per_node, defaults.accelerators_per_node));
   }
   if (!is_busy()) {
     // The editor's own status line has the details.
