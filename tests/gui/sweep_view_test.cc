@@ -259,6 +259,24 @@ TEST(SweepView, ValuesDefaultFromTheScenarioUntilTyped) {
   EXPECT_TRUE(v.cancel_button()->isEnabled());
 }
 
+// A scenario without accelerators_per_node has the format's default, 8, to sweep up to.
+TEST(SweepRun, DefaultsFollowTheFormatsDefaults) {
+  QTemporaryDir dir;
+  const QString path = small_read_storm(dir);
+  QFile in(path);
+  ASSERT_TRUE(in.open(QIODevice::ReadOnly));
+  json s = json::parse(in.readAll().toStdString());
+  in.close();
+  s["cluster"]["clients"].erase("accelerators_per_node");
+  s["workloads"][0]["files"] = 6400;  // enough files for 8 accelerators on each node
+  std::ofstream(path.toStdString()) << s.dump(2);
+  MainWindow w(testing::quiet_options());
+  ASSERT_TRUE(w.open_file(path));
+  ASSERT_TRUE(w.document()->validation().ok) << w.document()->validation().message;
+  w.sweep_view()->set_parameter(SweepParameter::kAcceleratorsPerNode);
+  EXPECT_EQ(w.sweep_view()->values_edit()->text(), "1, 2, 4, 8");
+}
+
 // Three points of a small read storm: the sweep view shows them, the progress bar advanced
 // through the points, and the drives saturate inside the sweep.
 TEST(SweepRun, ASweepFromTheWindowShowsItsPoints) {
