@@ -67,6 +67,36 @@ Result<nlohmann::json> catalog_json(db::HardwareCatalogDb& c) {
     j.update(origin_json(r.origin));
     out["accelerators"].push_back(j);
   }
+  auto servers = c.servers();
+  if (!servers.ok()) return servers.status();
+  for (const auto& r : *servers) {
+    const models::ServerProfile& p = r.profile;
+    nlohmann::json j = {{"name", p.name},
+                        {"cpu_cores", p.cpu_cores},
+                        {"drive_bays", p.drive_bays},
+                        {"nic_slots", p.nic_slots},
+                        {"server_gbytes_per_s", p.server_gbytes_per_s},
+                        {"rack_units", p.rack_units},
+                        {"power_watts", p.power_watts},
+                        {"price_usd", p.price_usd}};
+    j.update(origin_json(r.origin));
+    out["servers"].push_back(j);
+  }
+  auto switches = c.switches();
+  if (!switches.ok()) return switches.status();
+  for (const auto& r : *switches) {
+    const models::SwitchProfile& p = r.profile;
+    nlohmann::json j = {{"name", p.name},
+                        {"ports", p.ports},
+                        {"port_gbps", p.port_gbps},
+                        {"max_split", p.max_split},
+                        {"latency_us", p.latency_us},
+                        {"rack_units", p.rack_units},
+                        {"power_watts", p.power_watts},
+                        {"price_usd", p.price_usd}};
+    j.update(origin_json(r.origin));
+    out["switches"].push_back(j);
+  }
   return out;
 }
 
@@ -106,8 +136,7 @@ void catalog_list(const CatalogArgs& a, ExitCode& code) {
   if (!c.ok()) return fail_input(code, c.status());
   auto all = catalog_json(*c);
   if (!all.ok()) return fail_input(code, all.status());
-  for (db::CatalogTable t :
-       {db::CatalogTable::kDrives, db::CatalogTable::kNics, db::CatalogTable::kAccelerators}) {
+  for (db::CatalogTable t : db::kCatalogTables) {
     if (!only || *only == t) print_table(*all, t);
   }
   std::printf("(price_usd: example prices, not quotes)\n");
@@ -133,11 +162,13 @@ void catalog_init(const CatalogArgs& a, ExitCode& code) {
   auto d = c->drives();
   auto n = c->nics();
   auto x = c->accelerators();
-  if (!d.ok() || !n.ok() || !x.ok()) {
-    return fail_input(code, !d.ok() ? d.status() : !n.ok() ? n.status() : x.status());
+  auto sv = c->servers();
+  auto sw = c->switches();
+  for (const Status& s : {d.status(), n.status(), x.status(), sv.status(), sw.status()}) {
+    if (!s.ok()) return fail_input(code, s);
   }
   std::cout << c->path() << ": " << d->size() << " drives, " << n->size() << " NICs, " << x->size()
-            << " accelerators\n";
+            << " accelerators, " << sv->size() << " servers, " << sw->size() << " switches\n";
 }
 
 }  // namespace
@@ -159,7 +190,8 @@ void register_catalog_commands(CLI::App& app, ExitCode& code) {
   db_flag(init);
   init->callback([args, &code] { catalog_init(*args, code); });
   CLI::App* list = catalog->add_subcommand("list", "The catalog's rows, one table or all");
-  list->add_option("table", args->table, "drives, nics or accelerators (default: all)");
+  list->add_option("table", args->table,
+                   "drives, nics, accelerators, servers or switches (default: all)");
   db_flag(list);
   list->callback([args, &code] { catalog_list(*args, code); });
   CLI::App* out = catalog->add_subcommand("export", "Every row of every table as JSON");

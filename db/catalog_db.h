@@ -1,7 +1,7 @@
 // HardwareCatalogDb: the hardware catalog in the Granary database (database.h): tables drives,
-// nics and accelerators, one column per figure with its unit in the name, a free-text `source`
-// and `price_usd`. Prices are examples (0 in the built-in catalog where none is known): check a
-// vendor's quote before using them for procurement.
+// nics, accelerators, servers and switches, one column per figure with its unit in the name, a
+// free-text `source` and `price_usd`. Prices are examples (the built-in catalog's are estimates
+// of 2024 reseller prices): check a vendor's quote before using them for procurement.
 //
 // On open, the built-in catalog (models/catalog.h) is seeded into the tables when the file's
 // stored built-in catalog version (schema_version component 'builtin_catalog') is older than
@@ -27,11 +27,15 @@
 
 namespace granary::db {
 
-// Bumped whenever models/catalog.cc's drive, NIC or accelerator figures change.
-inline constexpr int kBuiltInCatalogVersion = 1;
+// Bumped whenever models/catalog.cc's hardware profiles change (2: example prices, sources,
+// servers and switches).
+inline constexpr int kBuiltInCatalogVersion = 2;
 
-enum class CatalogTable { kDrives, kNics, kAccelerators };
-// "drives", "nics", "accelerators"; parse: NotFound naming the choices.
+enum class CatalogTable { kDrives, kNics, kAccelerators, kServers, kSwitches };
+inline constexpr CatalogTable kCatalogTables[] = {CatalogTable::kDrives, CatalogTable::kNics,
+                                                  CatalogTable::kAccelerators,
+                                                  CatalogTable::kServers, CatalogTable::kSwitches};
+// "drives", "nics", "accelerators", "servers", "switches"; parse: NotFound naming the choices.
 const char* catalog_table_name(CatalogTable table);
 Result<CatalogTable> parse_catalog_table(const std::string& name);
 
@@ -64,10 +68,14 @@ class HardwareCatalogDb {
   Result<std::vector<CatalogRow<models::DriveProfile>>> drives();
   Result<std::vector<CatalogRow<models::NicProfile>>> nics();
   Result<std::vector<CatalogRow<models::AcceleratorProfile>>> accelerators();
+  Result<std::vector<CatalogRow<models::ServerProfile>>> servers();
+  Result<std::vector<CatalogRow<models::SwitchProfile>>> switches();
   // One row; NotFound "PATH: no drive 'x' in the catalog".
   Result<CatalogRow<models::DriveProfile>> drive(const std::string& name);
   Result<CatalogRow<models::NicProfile>> nic(const std::string& name);
   Result<CatalogRow<models::AcceleratorProfile>> accelerator(const std::string& name);
+  Result<CatalogRow<models::ServerProfile>> server(const std::string& name);
+  Result<CatalogRow<models::SwitchProfile>> fabric_switch(const std::string& name);
 
   // Adds a row or replaces the figures of the row of that name (which then counts as edited).
   // `source` says where the figures come from. Figures the models refuse (a zero bandwidth, an
@@ -77,12 +85,15 @@ class HardwareCatalogDb {
   Status upsert(const models::DriveProfile& d, const std::string& source);
   Status upsert(const models::NicProfile& n, const std::string& source);
   Status upsert(const models::AcceleratorProfile& a, const std::string& source);
+  Status upsert(const models::ServerProfile& p, const std::string& source);
+  Status upsert(const models::SwitchProfile& p, const std::string& source);
   // Deletes a row; NotFound when there is none of that name, InvalidArgument for a built-in
   // name ("PATH: drive 'x' is built-in: runs always use the built-in figures, so deleting it
   // would have no effect").
   Status remove(CatalogTable table, const std::string& name);
 
-  // Every row as models profiles, for models::Catalog::add (source "catalog database PATH").
+  // Every row as models profiles, for models::Catalog::add (source "catalog database PATH";
+  // each profile's own `source` is its row's).
   Result<models::ExtraProfiles> extra_profiles();
 
   // Seeds the built-in catalog (called by open(); public for tests).

@@ -158,10 +158,16 @@ Status Database::migrate() {
             path_ + ": schema version " + std::to_string(*v) + " is newer than this granary's (" +
             std::to_string(kSchemaVersion) + "): use the granary that wrote it, or a newer one");
       }
-      // Older versions: none exist yet; version 1 is created below.
+      // Older versions: version 1 lacks the tables servers and switches, which the statements
+      // below (all IF NOT EXISTS) add.
     }
-    if (Status s = exec(kSchemaV1); !s.ok()) return s;
-    return exec("INSERT OR IGNORE INTO schema_version (component, version) VALUES ('schema', 1)");
+    if (Status s = exec(kSchema); !s.ok()) return s;
+    auto set = prepare(
+        "INSERT INTO schema_version (component, version) VALUES ('schema', ?1) "
+        "ON CONFLICT (component) DO UPDATE SET version = ?1");
+    if (!set.ok()) return set.status();
+    set->bind(1, int64_t{kSchemaVersion});
+    return set->run();
   });
 }
 

@@ -26,7 +26,7 @@ struct sqlite3_stmt;
 namespace granary::db {
 
 // The schema version this build writes and reads.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr int kBusyTimeoutMs = 5000;
 
 // The default database file: $GRANARY_DB when set and not empty, else

@@ -25,6 +25,10 @@ const char* row_word(db::CatalogTable t) {
       return "NIC";
     case db::CatalogTable::kAccelerators:
       return "accelerator";
+    case db::CatalogTable::kServers:
+      return "server";
+    case db::CatalogTable::kSwitches:
+      return "switch";
   }
   return "row";
 }
@@ -115,7 +119,8 @@ CatalogView::CatalogView(QString database_path, QWidget* parent)
       status_(new QLabel(this)) {
   setWindowTitle(tr("Hardware Catalog"));
   auto* note = new QLabel(
-      tr("Prices are examples (0 where the built-in catalog knows none), not quotes. Scenarios "
+      tr("Prices are examples (the built-in ones estimate 2024 reseller prices), not quotes: "
+         "get a vendor's quote before procurement. Scenarios "
          "name profiles; a built-in name always runs with the built-in figures, so built-in rows "
          "(grey) are read-only: Duplicate as new name... makes an editable copy."),
       this);
@@ -138,7 +143,7 @@ CatalogView::CatalogView(QString database_path, QWidget* parent)
     layout->addWidget(status_);
     return;
   }
-  for (const char* table : {"drives", "nics", "accelerators"}) build_table(table, sql);
+  for (db::CatalogTable t : db::kCatalogTables) build_table(db::catalog_table_name(t), sql);
   build_buttons(layout);
   layout->addWidget(status_);
   status_->setText(tr("Catalog database: %1").arg(database_path));

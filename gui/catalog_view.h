@@ -1,7 +1,7 @@
 // The Hardware Catalog window: one tab per table of the catalog database (drives, nics,
-// accelerators; db/catalog_db.h), cells edited in place (each change written at once), Add,
-// Duplicate as new name and Delete row, and a note that prices are examples. The db/ library
-// creates, migrates and seeds the schema; this window edits rows through Qt SQL
+// accelerators, servers, switches; db/catalog_db.h), cells edited in place (each change written at
+// once), Add, Duplicate as new name and Delete row, and a note that prices are examples. The db/
+// library creates, migrates and seeds the schema; this window edits rows through Qt SQL
 // (QSqlTableModel, driver QSQLITE) on the same file, held to the schema's CHECK constraints: a
 // value the models would refuse is refused, the error shown and the cell reverted. The columns
 // builtin and user_edited are shown read-only.
@@ -35,7 +35,8 @@ class CatalogView : public QWidget {
   // Whether the database opened (else status_line() says why).
   bool is_open() const { return !models_.empty(); }
   QTabWidget* tabs() const { return tabs_; }
-  // The model of tab `i` (0 drives, 1 nics, 2 accelerators).
+  // The model of tab `i` (in db::kCatalogTables order: 0 drives, 1 nics, 2 accelerators,
+  // 3 servers, 4 switches).
   QSqlTableModel* model(int i) const { return models_.at(static_cast<size_t>(i)); }
   QTableView* view(int i) const { return views_.at(static_cast<size_t>(i)); }
   QString status_line() const { return status_->text(); }

@@ -118,6 +118,8 @@ void EditorView::update_profile_lists() {
   fields_->set_choices("/cluster/clients/nic", qt_list(c.nic_names()));
   fields_->set_choices("/cluster/storage/drive", qt_list(c.drive_names()));
   fields_->set_choices("/cluster/storage/nic", qt_list(c.nic_names()));
+  fields_->set_choices("/cluster/storage/profile", qt_list(c.server_names()));
+  fields_->set_choices("/cluster/fabric/switch", qt_list(c.switch_names()));
 }
 
 QWidget* EditorView::build_scenario_tab() {
@@ -163,15 +165,19 @@ QWidget* EditorView::build_cluster_tab() {
   right->addWidget(group(
       tr("Storage servers"), fields_,
       {num("/cluster/storage/count", tr("Servers"), "", tr("storage servers")),
+       choice("/cluster/storage/profile", tr("Server model"),
+              qt_list(doc_->catalog().server_names()), tr("none"),
+              tr("a server profile: its CPU cores and internal limit unless given below; no "
+                 "more drives than its bays nor NICs than its slots")),
        profile("/cluster/storage/drive", tr("Drive model"), qt_list(doc_->catalog().drive_names())),
        num("/cluster/storage/drive/count", tr("Drives per server"), "1"),
        num("/cluster/storage/drive/capacity_tb", tr("Drive capacity (TB)"), tr("profile")),
        profile("/cluster/storage/nic", tr("NIC model"), nics),
        num("/cluster/storage/nic/count", tr("NICs per server"), "1"),
        num("/cluster/storage/nic/gbps", tr("NIC port rate (Gb/s)"), tr("profile")),
-       num("/cluster/storage/cpu_cores", tr("CPU cores"), "32"),
-       num("/cluster/storage/server_gbytes_per_s", tr("Server internal limit (GB/s)"), "0",
-           tr("0: only the NICs and drives limit"))}));
+       num("/cluster/storage/cpu_cores", tr("CPU cores"), tr("32, or the server's")),
+       num("/cluster/storage/server_gbytes_per_s", tr("Server internal limit (GB/s)"),
+           tr("0, or the server's"), tr("0: only the NICs and drives limit"))}));
   right->addStretch();
   h->addLayout(left, 1);
   h->addLayout(right, 1);
@@ -185,8 +191,13 @@ QWidget* EditorView::build_fabric_tab() {
       tr("Fabric"), fields_,
       {choice("/cluster/fabric/topology", tr("Topology"),
               {"leaf-spine", "fat-tree", "rail-optimized"}, "leaf-spine"),
-       num("/cluster/fabric/link_gbps", tr("Switch link rate (Gb/s)"), "400"),
-       num("/cluster/fabric/link_latency_us", tr("Latency per hop (µs)"), "1.0"),
+       choice("/cluster/fabric/switch", tr("Leaf switch model"),
+              qt_list(doc_->catalog().switch_names()), tr("none"),
+              tr("a switch profile: its port rate and latency unless given below; every leaf "
+                 "needs the ports its hosts and uplinks use")),
+       num("/cluster/fabric/link_gbps", tr("Switch link rate (Gb/s)"), tr("400, or the switch's")),
+       num("/cluster/fabric/link_latency_us", tr("Latency per hop (µs)"),
+           tr("1.0, or the switch's + 0.05")),
        num("/cluster/fabric/hosts_per_leaf", tr("Hosts per leaf"), "16"),
        num("/cluster/fabric/uplinks_per_leaf", tr("Uplinks per leaf"), "8",
            tr("0: derived from the oversubscription")),

@@ -1,7 +1,12 @@
 // The built-in catalog. Every number carries its source. "Datasheet" figures are vendors'
 // maximums (fresh drive, best queue depth); "estimate" marks a figure derived from first
 // principles or from a neighbouring product where no vendor figure is published, with the
-// reasoning next to it. Prices are 0 ("unknown") until the priced catalog arrives.
+// reasoning next to it.
+//
+// Prices are examples, never quotes: a round figure of the order of what the part sold for in
+// 2024 through resellers in the USA, our estimate (kExamplePrice), for comparing designs at
+// the right order of magnitude. Procurement replaces them with vendors' quotes (a scenario's
+// or the catalog database's price_usd).
 #include "models/catalog.h"
 
 #include <algorithm>
@@ -9,6 +14,13 @@
 namespace granary::models {
 
 namespace {
+
+constexpr const char* kExamplePrice =
+    "; price: example, an estimate of the 2024 US reseller price, not a quote";
+
+std::string sourced(const char* figures) {
+  return std::string(figures) + kExamplePrice;
+}
 
 // ---- drives
 
@@ -33,6 +45,10 @@ DriveProfile samsung_pm9a3() {
   // 14 us for its CD7 (computerbase.de, 2021-11), 20 us allows for a busier controller.
   d.write_latency_us = 20;
   d.queue_depth = 128;  // the data sheet's 32 outstanding I/Os x 4 jobs
+  d.price_usd = 900;
+  d.source = sourced(
+      "Samsung PM9A3 data sheet (7.68 TB U.2); read latency from the PM983/PM9A3 briefs; write "
+      "latency an estimate");
   return d;
 }
 
@@ -53,6 +69,8 @@ DriveProfile kioxia_cm7r() {
   d.read_latency_us = 70;
   d.write_latency_us = 14;
   d.queue_depth = 256;
+  d.price_usd = 1600;
+  d.source = sourced("Kioxia CM7 series product brief (CM7-R 7.68 TB); latencies estimates");
   return d;
 }
 
@@ -73,6 +91,8 @@ DriveProfile micron_5400pro() {
   d.read_latency_us = 120;
   d.write_latency_us = 40;  // estimate: posted to the drive's power-protected cache
   d.queue_depth = 32;       // SATA NCQ: 32 command slots
+  d.price_usd = 700;
+  d.source = sourced("Micron 5400 product brief (7.68 TB); latencies estimates");
   return d;
 }
 
@@ -102,17 +122,24 @@ DriveProfile seagate_exos_x20() {
   // IOPS = 1,818 us.
   d.write_latency_us = 1820;
   d.queue_depth = 16;
+  d.price_usd = 350;
+  d.source = sourced(
+      "Seagate Exos X20 data sheet (ST20000NM007D); seek time from a comparable 7,200 rpm "
+      "drive's specification (estimate)");
   return d;
 }
 
 // ---- NICs
 
-NicProfile nic(const char* name, double gbps, double latency_us) {
+NicProfile nic(const char* name, double gbps, double latency_us, double price_usd,
+               const char* figures) {
   NicProfile n;
   n.name = name;
   n.gbps = gbps;
   n.ports = 1;
   n.latency_us = latency_us;
+  n.price_usd = price_usd;
+  n.source = sourced(figures);
   return n;
 }
 
@@ -192,10 +219,13 @@ std::vector<ProtocolProfile> make_protocols() {
 
 // ---- accelerators
 
-AcceleratorProfile accelerator(const char* name, double unet3d, double resnet50, double cosmoflow) {
+AcceleratorProfile accelerator(const char* name, double unet3d, double resnet50, double cosmoflow,
+                               double price_usd, const char* figures) {
   AcceleratorProfile a;
   a.name = name;
   a.compute_s_per_step = {{"unet3d", unet3d}, {"resnet50", resnet50}, {"cosmoflow", cosmoflow}};
+  a.price_usd = price_usd;
+  a.source = sourced(figures);
   return a;
 }
 
@@ -205,11 +235,98 @@ std::vector<AcceleratorProfile> make_accelerators() {
       // resnet50 0.195 s at batch 64, cosmoflow 0.00936 s at batch 1. Scaled linearly to the
       // v1.0 batch sizes of the presets below (unet3d 7, resnet50 400), since a step here
       // is one v1.0 batch: unet3d 1.3604 x 7/4 = 2.3807 s, resnet50 0.195 x 400/64 = 1.21875 s.
-      accelerator("v100", 1.3604 * 7 / 4, 0.195 * 400 / 64, 0.00936),
+      // Price: the 2024 second-hand price of a V100 SXM2 32 GB (no longer sold new).
+      accelerator("v100", 1.3604 * 7 / 4, 0.195 * 400 / 64, 0.00936, 3000,
+                  "MLPerf Storage v0.5 DLIO configs (*_v100.yaml), scaled to v1.0 batch sizes"),
       // MLPerf Storage v1.0 (mlcommons/storage configs/dlio/workload/*_a100.yaml).
-      accelerator("a100", 0.636, 0.435, 0.00551),
+      accelerator("a100", 0.636, 0.435, 0.00551, 15000,
+                  "MLPerf Storage v1.0 DLIO configs (*_a100.yaml)"),
       // MLPerf Storage v1.0 (mlcommons/storage configs/dlio/workload/*_h100.yaml).
-      accelerator("h100", 0.323, 0.224, 0.00350),
+      accelerator("h100", 0.323, 0.224, 0.00350, 30000,
+                  "MLPerf Storage v1.0 DLIO configs (*_h100.yaml)"),
+  };
+}
+
+// ---- storage servers
+//
+// Generic reference designs, not one vendor's model: the shapes storage servers for GPU
+// clusters are built in (1U and 2U all-NVMe, 4U top-loading HDD), with figures typical of the
+// 2023-2024 products of that shape from the main server vendors (estimates, the reasoning
+// next to each). Prices include CPUs, memory and boot drives, not data drives or NICs.
+
+ServerProfile server(const char* name, int cores, int bays, int nic_slots, int rack_units,
+                     double power_watts, double price_usd, const char* figures) {
+  ServerProfile p;
+  p.name = name;
+  p.cpu_cores = cores;
+  p.drive_bays = bays;
+  p.nic_slots = nic_slots;
+  p.server_gbytes_per_s = 0;  // the drives' and NICs' own PCIe lanes: nothing shared limits
+  p.rack_units = rack_units;
+  p.power_watts = power_watts;
+  p.price_usd = price_usd;
+  p.source = sourced(figures);
+  return p;
+}
+
+std::vector<ServerProfile> make_servers() {
+  return {
+      // One 64-core PCIe 5.0 socket (128 lanes): 12 x4 E3.S/U.2 bays use 48 lanes, two x16
+      // NIC slots 32: every drive and NIC on its own lanes, no shared limit. ~800 W with
+      // 12 drives at ~20 W and two 400 Gb/s NICs (estimate).
+      server("nvme-1u-12bay", 64, 12, 2, 1, 800, 14000,
+             "generic 1U single-socket all-NVMe server (estimate)"),
+      // Two 32-core PCIe 4.0 sockets: 24 x4 U.2 bays on direct lanes (96), four x16 slots. The
+      // design of the flagship scenario's servers; ~1,100 W loaded (estimate).
+      server("nvme-2u-24bay", 64, 24, 4, 2, 1100, 20000,
+             "generic 2U dual-socket all-NVMe server (estimate)"),
+      // A top-loading 60-bay 4U server for nearline disks behind SAS expanders, two 16-core
+      // sockets, two x16 NIC slots; ~1,000 W with 60 disks at ~10 W (estimate). Sixty disks
+      // move ~17 GB/s, under one SAS4 x8 controller's ~19 GB/s: no limit set.
+      server("hdd-4u-60bay", 32, 60, 2, 4, 1000, 12000,
+             "generic 4U 60-bay nearline disk server (estimate)"),
+  };
+}
+
+// ---- switches
+
+SwitchProfile fabric_switch(const char* name, int ports, double port_gbps, int max_split,
+                            double latency_us, int rack_units, double power_watts, double price_usd,
+                            const char* figures) {
+  SwitchProfile p;
+  p.name = name;
+  p.ports = ports;
+  p.port_gbps = port_gbps;
+  p.max_split = max_split;
+  p.latency_us = latency_us;
+  p.rack_units = rack_units;
+  p.power_watts = power_watts;
+  p.price_usd = price_usd;
+  p.source = sourced(figures);
+  return p;
+}
+
+std::vector<SwitchProfile> make_switches() {
+  return {
+      // Spectrum-3 SN4600C: 64 x 100 GbE QSFP28 in 2U, split into 2 x 50 (or 25) GbE
+      // (NVIDIA SN4000 user manual). Latency: Spectrum's cut-through Ethernet pipeline,
+      // ~0.45 us (estimate); ~450 W without optics (estimate).
+      fabric_switch("spectrum3-sn4600c", 64, 100, 2, 0.45, 2, 450, 15000,
+                    "NVIDIA Spectrum-3 SN4000 series user manual; latency and power estimates"),
+      // Quantum HDR QM8700: 40 x 200 Gb/s QSFP56 in 1U, split 2 x 100 Gb/s (HDR100). Latency:
+      // 0.13 us is the figure commonly quoted for Quantum HDR; ~250 W without optics (estimate).
+      fabric_switch("quantum-qm8700", 40, 200, 2, 0.13, 1, 250, 18000,
+                    "NVIDIA Quantum HDR QM8700 product brief; power an estimate"),
+      // Quantum-2 QM9700: 64 x 400 Gb/s NDR in 1U (32 twin-port OSFP cages), split 2 x 200
+      // Gb/s. Published latencies range from under 0.15 to ~0.33 us port to port; 0.3 us
+      // (estimate); ~750 W without optics (estimate).
+      fabric_switch("quantum2-qm9700", 64, 400, 2, 0.3, 1, 750, 30000,
+                    "NVIDIA Quantum-2 QM9700/QM9790 user manual; latency and power estimates"),
+      // Spectrum-4 SN5600: 64 x 800 GbE OSFP in 2U, breakout to 2 x 400 or 4 x 200 GbE
+      // (up to 256 ports of 100 GbE; NVIDIA SN5000 2U user manual). ~0.6 us (estimate, a
+      // store-and-forward 51.2 Tb/s Ethernet pipeline); ~1,000 W without optics (estimate).
+      fabric_switch("spectrum4-sn5600", 64, 800, 4, 0.6, 2, 1000, 60000,
+                    "NVIDIA Spectrum-4 SN5000 2U user manual; latency and power estimates"),
   };
 }
 
@@ -284,12 +401,26 @@ const std::vector<NicProfile>& nic_profiles() {
   // ConnectX-7 product briefs quote sub-600 ns RDMA latency; 0.6 us. The 25 GbE adapter
   // (ConnectX-4 Lx / ConnectX-6 Lx class) has no such figure: 1.0 us (estimate).
   static const std::vector<NicProfile> kNics = {
-      nic("connectx4lx-25g", 25, 1.0),  // 25 GbE, SFP28
-      nic("connectx6-100g", 100, 0.6),  // HDR100 InfiniBand / 100 GbE, QSFP56
-      nic("connectx6-200g", 200, 0.6),  // HDR InfiniBand / 200 GbE, QSFP56
-      nic("connectx7-400g", 400, 0.6),  // NDR InfiniBand / 400 GbE, OSFP
+      // 25 GbE, SFP28
+      nic("connectx4lx-25g", 25, 1.0, 250, "25 GbE line rate; latency an estimate"),
+      // HDR100 InfiniBand / 100 GbE, QSFP56
+      nic("connectx6-100g", 100, 0.6, 900, "NVIDIA ConnectX-6 product brief"),
+      // HDR InfiniBand / 200 GbE, QSFP56
+      nic("connectx6-200g", 200, 0.6, 1400, "NVIDIA ConnectX-6 product brief"),
+      // NDR InfiniBand / 400 GbE, OSFP
+      nic("connectx7-400g", 400, 0.6, 2200, "NVIDIA ConnectX-7 product brief"),
   };
   return kNics;
+}
+
+const std::vector<ServerProfile>& server_profiles() {
+  static const std::vector<ServerProfile> kServers = make_servers();
+  return kServers;
+}
+
+const std::vector<SwitchProfile>& switch_profiles() {
+  static const std::vector<SwitchProfile> kSwitches = make_switches();
+  return kSwitches;
 }
 
 const std::vector<ProtocolProfile>& protocol_profiles() {
@@ -339,6 +470,12 @@ std::vector<std::string> drive_profile_names() {
 std::vector<std::string> nic_profile_names() {
   return names_of(nic_profiles());
 }
+std::vector<std::string> server_profile_names() {
+  return names_of(server_profiles());
+}
+std::vector<std::string> switch_profile_names() {
+  return names_of(switch_profiles());
+}
 std::vector<std::string> protocol_profile_names() {
   return names_of(protocol_profiles());
 }
@@ -354,6 +491,12 @@ Result<DriveProfile> drive_profile(std::string_view name) {
 }
 Result<NicProfile> nic_profile(std::string_view name) {
   return find(nic_profiles(), name, "NIC profile");
+}
+Result<ServerProfile> server_profile(std::string_view name) {
+  return find(server_profiles(), name, "server profile");
+}
+Result<SwitchProfile> switch_profile(std::string_view name) {
+  return find(switch_profiles(), name, "switch profile");
 }
 Result<ProtocolProfile> protocol_profile(std::string_view name) {
   return find(protocol_profiles(), name, "protocol");
@@ -422,6 +565,14 @@ Result<AcceleratorProfile> Catalog::accelerator(std::string_view name) const {
   return find_in(extras_, &ExtraProfiles::accelerators, accelerator_profile(name), name,
                  accelerator_profiles(), "accelerator");
 }
+Result<ServerProfile> Catalog::server(std::string_view name) const {
+  return find_in(extras_, &ExtraProfiles::servers, server_profile(name), name, server_profiles(),
+                 "server profile");
+}
+Result<SwitchProfile> Catalog::fabric_switch(std::string_view name) const {
+  return find_in(extras_, &ExtraProfiles::switches, switch_profile(name), name, switch_profiles(),
+                 "switch profile");
+}
 std::vector<std::string> Catalog::drive_names() const {
   return all_names(extras_, &ExtraProfiles::drives, drive_profile_names());
 }
@@ -430,6 +581,12 @@ std::vector<std::string> Catalog::nic_names() const {
 }
 std::vector<std::string> Catalog::accelerator_names() const {
   return all_names(extras_, &ExtraProfiles::accelerators, accelerator_profile_names());
+}
+std::vector<std::string> Catalog::server_names() const {
+  return all_names(extras_, &ExtraProfiles::servers, server_profile_names());
+}
+std::vector<std::string> Catalog::switch_names() const {
+  return all_names(extras_, &ExtraProfiles::switches, switch_profile_names());
 }
 
 const std::vector<std::string>& protocols_for_design(StorageDesign design) {

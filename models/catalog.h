@@ -1,5 +1,7 @@
-// The built-in hardware catalog: drive, NIC, storage-protocol and accelerator profiles, and
-// the MLPerf Storage v1.0 training workloads. catalog.cc gives the source of every number.
+// The built-in hardware catalog: drive, NIC, storage server, switch, storage-protocol and
+// accelerator profiles, and the MLPerf Storage v1.0 training workloads. catalog.cc gives the
+// source of every number; every hardware profile carries it in `source`, and its price_usd is
+// an example (an estimate of a 2024 reseller price), never a quote.
 // Scenario files name these profiles and may override any field (scenario_json.h).
 //
 // Profiles are compiled-in constants: every function here is pure and safe to call from any
@@ -21,6 +23,8 @@ namespace granary::models {
 // Every profile of a kind, in catalog order (drives from fastest to slowest, NICs by speed).
 const std::vector<DriveProfile>& drive_profiles();
 const std::vector<NicProfile>& nic_profiles();
+const std::vector<ServerProfile>& server_profiles();
+const std::vector<SwitchProfile>& switch_profiles();  // by port rate
 const std::vector<ProtocolProfile>& protocol_profiles();
 const std::vector<AcceleratorProfile>& accelerator_profiles();
 const std::vector<TrainingWorkload>& mlperf_workloads();
@@ -28,6 +32,8 @@ const std::vector<TrainingWorkload>& mlperf_workloads();
 // The names of the profiles above, in the same order.
 std::vector<std::string> drive_profile_names();
 std::vector<std::string> nic_profile_names();
+std::vector<std::string> server_profile_names();
+std::vector<std::string> switch_profile_names();
 std::vector<std::string> protocol_profile_names();
 std::vector<std::string> accelerator_profile_names();
 std::vector<std::string> mlperf_workload_names();
@@ -36,6 +42,8 @@ std::vector<std::string> mlperf_workload_names();
 // "unknown drive profile 'nvme-gen9' (known: samsung-pm9a3-7.68tb, ...)".
 Result<DriveProfile> drive_profile(std::string_view name);
 Result<NicProfile> nic_profile(std::string_view name);
+Result<ServerProfile> server_profile(std::string_view name);
+Result<SwitchProfile> switch_profile(std::string_view name);
 Result<ProtocolProfile> protocol_profile(std::string_view name);
 Result<AcceleratorProfile> accelerator_profile(std::string_view name);
 Result<TrainingWorkload> mlperf_workload(std::string_view name);
@@ -43,13 +51,15 @@ Result<TrainingWorkload> mlperf_workload(std::string_view name);
 const std::vector<CheckpointWorkload>& mlperf_checkpoints();
 Result<CheckpointWorkload> mlperf_checkpoint(std::string_view name);
 
-// Extra drive, NIC and accelerator profiles and where they come from (`source`, e.g.
+// Extra hardware profiles and where they come from (`source`, e.g.
 // "catalog database /home/a/.local/share/granary/granary.sqlite"), for messages.
 struct ExtraProfiles {
   std::string source;
   std::vector<DriveProfile> drives;
   std::vector<NicProfile> nics;
   std::vector<AcceleratorProfile> accelerators;
+  std::vector<ServerProfile> servers;
+  std::vector<SwitchProfile> switches;
 };
 
 // The profiles a scenario may name: the built-in ones, then those of each extra source in the
@@ -71,6 +81,8 @@ class Catalog {
   Result<DriveProfile> drive(std::string_view name) const;
   Result<NicProfile> nic(std::string_view name) const;
   Result<AcceleratorProfile> accelerator(std::string_view name) const;
+  Result<ServerProfile> server(std::string_view name) const;
+  Result<SwitchProfile> fabric_switch(std::string_view name) const;
   // Protocols and workloads are built-in only.
   Result<ProtocolProfile> protocol(std::string_view name) const { return protocol_profile(name); }
 
@@ -78,6 +90,8 @@ class Catalog {
   std::vector<std::string> drive_names() const;
   std::vector<std::string> nic_names() const;
   std::vector<std::string> accelerator_names() const;
+  std::vector<std::string> server_names() const;
+  std::vector<std::string> switch_names() const;
 
  private:
   std::vector<ExtraProfiles> extras_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -29,7 +30,10 @@ struct DriveProfile {
   // works on at once (flash: it caps the command units below; hard disk: the depth at which
   // positioning reaches its rated time). 0: not given (profiles built in code): no cap.
   int queue_depth = 0;
-  double price_usd = 0;
+  double price_usd = 0;  // an example price, not a quote (0: unknown)
+  // Where the figures and the example price come from (the built-in catalog's profiles, a
+  // catalog database row); informational.
+  std::string source;
 
   // Flash (nvme, sata-ssd), the drive model's command units (sim/drive_model.h,
   // docs/models.md "Drives"): Little's law at the rated read IOPS, c = max(1, round(R_r L_r)),
@@ -63,7 +67,8 @@ struct NicProfile {
   double gbps = 0;  // per port, 10^9 bits/s
   int ports = 1;
   double latency_us = 0;  // NIC + wire, one way
-  double price_usd = 0;
+  double price_usd = 0;   // an example price, not a quote (0: unknown)
+  std::string source;     // where the figures and the example price come from
 };
 
 // How a storage protocol costs: per message and per byte, on both ends.
@@ -90,7 +95,49 @@ struct ProtocolProfile {
 struct AcceleratorProfile {
   std::string name;
   std::map<std::string, double> compute_s_per_step;  // by workload name (unet3d, ...)
-  double price_usd = 0;
+  double price_usd = 0;                              // an example price, not a quote (0: unknown)
+  std::string source;  // where the figures and the example price come from
+};
+
+// A storage server as bought: chassis, CPUs, memory and boot drives, without its data drives
+// and NICs (scenarios choose those; their profiles carry their own prices). A scenario naming
+// one (cluster.storage.profile) takes its cpu_cores and server_gbytes_per_s unless it gives
+// them, and may fit no more drives than drive_bays nor NICs than nic_slots.
+struct ServerProfile {
+  std::string name;
+  int cpu_cores = 0;               // per server, all sockets
+  int drive_bays = 0;              // data drive bays
+  int nic_slots = 0;               // PCIe slots for storage NICs
+  double server_gbytes_per_s = 0;  // internal limit between drives and NICs; 0: none
+  int rack_units = 0;              // height, U
+  double power_watts = 0;          // typical draw with drives and NICs fitted, under load
+  double price_usd = 0;            // an example price, not a quote (0: unknown)
+  std::string source;              // where the figures and the example price come from
+};
+
+// A fabric switch: `ports` ports of `port_gbps`, each splittable by breakout cables into up to
+// `max_split` links of port_gbps / split. A scenario naming one (cluster.fabric.switch) takes
+// its port rate as the fabric's link rate and its latency (plus cable) as the per-hop latency
+// unless it gives them, and every edge switch must have the ports its hosts and uplinks need.
+struct SwitchProfile {
+  std::string name;
+  int ports = 0;           // at port_gbps
+  double port_gbps = 0;    // 10^9 bits/s per port
+  int max_split = 1;       // breakout: links one port can be split into
+  double latency_us = 0;   // port to port, cut-through
+  int rack_units = 0;      // height, U
+  double power_watts = 0;  // typical draw, without optics
+  double price_usd = 0;    // an example price, not a quote (0: unknown)
+  std::string source;      // where the figures and the example price come from
+
+  // The links of `gbps` one switch offers: ports x the split that rate allows (at most
+  // max_split, and no split finer than port_gbps / gbps); 0 when gbps exceeds port_gbps.
+  int64_t links_at(double gbps) const {
+    if (!(gbps > 0) || gbps > port_gbps * (1 + 1e-9)) return 0;
+    const int64_t split = std::clamp<int64_t>(
+        static_cast<int64_t>(std::floor(port_gbps / gbps * (1 + 1e-9))), 1, std::max(1, max_split));
+    return int64_t{ports} * split;
+  }
 };
 
 // A DLIO / MLPerf Storage training workload (per accelerator).

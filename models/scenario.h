@@ -30,6 +30,9 @@ struct FabricSpec {
   int leaves_per_pod = 0;             // fat-tree
   int rails = 0;                      // rail-optimized: one leaf per rail per group of nodes
   bool storage_on_own_leaves = true;  // storage servers on separate leaves from clients
+  // The edge (leaf) switch, when the scenario names one (name empty: none named): every leaf
+  // must have the ports its hosts and uplinks need (models/topology.h).
+  SwitchProfile edge_switch;
 };
 
 struct NicSpec {
@@ -49,6 +52,9 @@ struct ClientNodesSpec {
 
 struct StorageNodesSpec {
   int count = 1;
+  // The server profile the scenario names (name empty: none; the figures below are then the
+  // scenario's own).
+  ServerProfile server;
   DriveProfile drive;
   int drives_per_node = 1;
   NicSpec nic;

@@ -776,6 +776,9 @@ ProtocolProfile parse_protocol(const Obj& storage, StorageDesign design) {
 
 // ---- sections
 
+// A named switch's per-hop latency adds its cable: 10 m of fibre at ~5 ns/m.
+constexpr double kSwitchCableLatencyUs = 0.05;
+
 FabricSpec parse_fabric(const Obj& o) {
   FabricSpec f;
   f.topology = o.choice<FabricTopology>("topology",
@@ -783,7 +786,17 @@ FabricSpec parse_fabric(const Obj& o) {
                                          {"fat-tree", FabricTopology::kFatTree},
                                          {"rail-optimized", FabricTopology::kRailOptimized}},
                                         f.topology);
+  if (o.has("switch")) {
+    f.edge_switch = resolve<SwitchProfile>(o, "switch", &Catalog::fabric_switch);
+    f.link_gbps = f.edge_switch.port_gbps;
+    f.link_latency_us = f.edge_switch.latency_us + kSwitchCableLatencyUs;
+  }
   f.link_gbps = o.number("link_gbps", kGbytesPerS, f.link_gbps);
+  if (o.has("switch") && f.link_gbps > f.edge_switch.port_gbps) {
+    o.fail("link_gbps", "expected at most " + num(f.edge_switch.port_gbps) +
+                            " (the port rate of switch profile '" + f.edge_switch.name +
+                            "'), found " + num(f.link_gbps));
+  }
   f.link_latency_us = o.number("link_latency_us", {0, false, 1e6}, f.link_latency_us);
   f.hosts_per_leaf = o.int32("hosts_per_leaf", {1, 4096}, f.hosts_per_leaf);
   f.uplinks_per_leaf = o.int32("uplinks_per_leaf", {0, 4096}, f.uplinks_per_leaf);
@@ -814,13 +827,13 @@ ClusterSpec parse_cluster(const Obj& o, bool local) {
     s.gpudirect_storage = cl.boolean("gpudirect_storage", s.gpudirect_storage);
   }
   {
-    const Obj st =
-        o.object("storage", {"count", "drive", "nic", "cpu_cores", "server_gbytes_per_s"});
+    const Obj st = o.object(
+        "storage", {"count", "profile", "drive", "nic", "cpu_cores", "server_gbytes_per_s"});
     StorageNodesSpec& s = c.storage;
     if (local) {
       // Each client node's own drives: one drive set per client node, no NIC, no server CPU.
       s.in_client_nodes = true;
-      for (const char* key : {"nic", "cpu_cores"}) {
+      for (const char* key : {"profile", "nic", "cpu_cores"}) {
         if (st.has(key)) {
           st.fail(key, std::string("applies to storage servers on the fabric; design 'local' has "
                                    "the drives inside the client nodes (their NICs and CPUs are "
@@ -837,6 +850,11 @@ ClusterSpec parse_cluster(const Obj& o, bool local) {
       }
     } else {
       s.count = st.int32("count", {1, kMaxDrives}, std::nullopt);
+      if (st.has("profile")) {
+        s.server = resolve<ServerProfile>(st, "profile", &Catalog::server);
+        s.cpu_cores = s.server.cpu_cores;
+        s.server_gbytes_per_s = s.server.server_gbytes_per_s;
+      }
     }
     const Obj drive =
         st.object("drive", {"profile", "count", "kind", "capacity_tb", "read_gbytes_per_s",
@@ -851,8 +869,20 @@ ClusterSpec parse_cluster(const Obj& o, bool local) {
                               std::to_string(s.drives_per_node) + " = " +
                               std::to_string(int64_t{s.count} * s.drives_per_node));
     }
+    const std::string bays_of = "of server profile '" + s.server.name + "'";
+    if (!s.server.name.empty() && s.drives_per_node > s.server.drive_bays) {
+      drive.fail("count", "expected at most " + std::to_string(s.server.drive_bays) +
+                              " (the drive bays " + bays_of + "), found " +
+                              std::to_string(s.drives_per_node));
+    }
     if (!local) {
-      s.nic = parse_nic(st.object("nic", kNicKeys));
+      const Obj nic = st.object("nic", kNicKeys);
+      s.nic = parse_nic(nic);
+      if (!s.server.name.empty() && s.nic.count > s.server.nic_slots) {
+        nic.fail("count", "expected at most " + std::to_string(s.server.nic_slots) +
+                              " (the NIC slots " + bays_of + "), found " +
+                              std::to_string(s.nic.count));
+      }
       s.cpu_cores = st.int32("cpu_cores", {1, 4096}, s.cpu_cores);
     }
     s.server_gbytes_per_s =
@@ -860,7 +890,7 @@ ClusterSpec parse_cluster(const Obj& o, bool local) {
   }
   if (o.has("fabric")) {
     c.fabric = parse_fabric(
-        o.object("fabric", {"topology", "link_gbps", "link_latency_us", "hosts_per_leaf",
+        o.object("fabric", {"topology", "switch", "link_gbps", "link_latency_us", "hosts_per_leaf",
                             "uplinks_per_leaf", "oversubscription", "spines", "pods",
                             "leaves_per_pod", "rails", "storage_on_own_leaves"}));
   }
@@ -1831,6 +1861,16 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   s.cluster = parse_cluster(root.object("cluster", {"clients", "storage", "fabric"}), local);
   s.storage = parse_storage(
       root.object("storage", {"design", "protocol", "rados", "pfs", "nfs", "local"}), s.cluster);
+  if (!s.cluster.fabric.edge_switch.name.empty()) {
+    // A named switch: whether every leaf has the ports its hosts and uplinks need is known
+    // once the fabric is laid out (models/topology.h); its message starts with the key.
+    const int mds = s.storage.design == StorageDesign::kPfs ? s.storage.pfs.mds_count : 0;
+    if (auto t = build_topology(s.cluster, mds); !t.ok()) {
+      const std::string m = t.status().message();
+      const size_t at = m.find(": ");
+      ctx.fail(m.substr(0, at), at == std::string::npos ? m : m.substr(at + 2));
+    }
+  }
   s.workloads = parse_workloads(root, s.cluster);
   check_workload_mix(ctx, s.workloads);
   for (size_t i = 0; i < s.workloads.size(); ++i) {
@@ -2003,8 +2043,9 @@ std::string scenario_summary(const Scenario& s) {
       plural(c.count, "client", "clients") + " x " + std::to_string(c.accelerators_per_node) + " " +
       c.accelerator.name + ", " +
       (st.in_client_nodes ? std::to_string(st.drives_per_node) + " " + st.drive.name + " in each"
-                          : plural(st.count, "storage node", "storage nodes") + " x " +
-                                std::to_string(st.drives_per_node) + " " + st.drive.name) +
+                          : plural(st.count, "storage node", "storage nodes") +
+                                (st.server.name.empty() ? "" : " (" + st.server.name + ")") +
+                                " x " + std::to_string(st.drives_per_node) + " " + st.drive.name) +
       ", ";
   out += std::string(storage_design_name(s.storage.design));
   switch (s.storage.design) {
@@ -2026,7 +2067,11 @@ std::string scenario_summary(const Scenario& s) {
       out += " (each node reads its own copy)";
       break;
   }
-  out += " over " + s.storage.protocol.name + ", workloads: ";
+  out += " over " + s.storage.protocol.name;
+  if (!s.cluster.fabric.edge_switch.name.empty()) {
+    out += ", leaf switch " + s.cluster.fabric.edge_switch.name;
+  }
+  out += ", workloads: ";
   for (size_t i = 0; i < s.workloads.size(); ++i) out += (i ? ", " : "") + s.workloads[i].name;
   return out;
 }

@@ -305,8 +305,15 @@ class Builder {
       bytes_per_s = down / f.oversubscription;
       aggregated = links_for(bytes_per_s);
     }
+    if (ports_.ok() && !f.edge_switch.name.empty()) {
+      ports_ = check_ports(t_.nodes[edge].name, hosts, rails, ceil_div(aggregated, rails));
+    }
     add_fabric_link(edge, upper, bytes_per_s, aggregated, holds_storage(hosts));
   }
+
+  // The first edge switch without the ports its hosts and uplinks need (ok when all have them
+  // or no switch profile is named).
+  const Status& ports_status() const { return ports_; }
 
   // A switch-to-switch link; `a` is the end nearer the drives.
   void add_fabric_link(int lower, int upper, double bytes_per_s, int aggregated,
@@ -344,8 +351,56 @@ class Builder {
     return nic.count * nic.profile.ports * gbps_to_bytes_per_s(nic.profile.gbps);
   }
 
+  // Whether one physical leaf of `edge` (a rail group has `rails` of them, each with 1/rails of
+  // every client's NIC ports) has the ports of the named switch for its hosts' NIC ports and
+  // `uplinks` uplinks at link_gbps. Links of one rate share split ports: ceil(links / split)
+  // ports per rate (SwitchProfile::links_at).
+  Status check_ports(const std::string& edge, const std::vector<int>& hosts, int rails,
+                     int uplinks) const {
+    const SwitchProfile& sw = cluster_.fabric.edge_switch;
+    std::map<double, int64_t> links;  // by Gb/s
+    std::map<double, std::string> field;
+    for (int h : hosts) {
+      const NodeKind kind = t_.nodes[h].kind;
+      const NicSpec* nic = kind == NodeKind::kClient    ? &cluster_.clients.nic
+                           : kind == NodeKind::kStorage ? &cluster_.storage.nic
+                                                        : nullptr;
+      const double gbps = nic ? nic->profile.gbps : kMdsNicGbps;
+      links[gbps] += nic ? int64_t{nic->count} * nic->profile.ports / rails : 1;
+      field.emplace(gbps, kind == NodeKind::kClient    ? "cluster.clients.nic.gbps"
+                          : kind == NodeKind::kStorage ? "cluster.storage.nic.gbps"
+                                                       : "storage.pfs.mds_count");
+    }
+    links[cluster_.fabric.link_gbps] += uplinks;
+    field.emplace(cluster_.fabric.link_gbps, "cluster.fabric.link_gbps");
+    int64_t ports = 0;
+    std::string parts;
+    for (const auto& [gbps, count] : links) {
+      const int64_t split = sw.links_at(gbps) / std::max(1, sw.ports);
+      if (split == 0) {
+        return Status::invalid_argument(field[gbps] + ": a " + format_number(gbps) +
+                                        " Gb/s link is faster than the " +
+                                        format_number(sw.port_gbps) +
+                                        " Gb/s ports of switch "
+                                        "profile '" +
+                                        sw.name + "' (cluster.fabric.switch)");
+      }
+      ports += (count + split - 1) / split;
+      parts += (parts.empty() ? "" : " + ") + std::to_string(count) + " x " + format_number(gbps) +
+               " Gb/s";
+    }
+    if (ports <= sw.ports) return Status::ok_status();
+    return Status::invalid_argument(
+        "cluster.fabric.switch: " + edge + (rails > 1 ? " (each of its rail leaves)" : "") +
+        " needs " + std::to_string(ports) + " ports for its " + parts + " links (" +
+        std::to_string(hosts.size()) + " hosts and " + std::to_string(uplinks) +
+        " uplinks), switch profile '" + sw.name + "' has " + std::to_string(sw.ports) + " x " +
+        format_number(sw.port_gbps) + " Gb/s: expected fewer hosts_per_leaf or uplinks");
+  }
+
   const ClusterSpec& cluster_;
   Topology t_;
+  Status ports_;
 };
 
 // Leaves of a leaf-spine or fat-tree fabric: client leaves then storage leaves, or one run of
@@ -641,6 +696,7 @@ Result<Topology> build_topology(const ClusterSpec& cluster, int mds_count) {
       break;
     }
   }
+  if (!b.ports_status().ok()) return b.ports_status();
   GRANARY_CHECK(t.links.size() + 1 == t.nodes.size());  // a tree: one path per pair
   return t;
 }

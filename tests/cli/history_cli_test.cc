@@ -90,23 +90,34 @@ TEST(CatalogCli, InitListAndExport) {
   const std::string db = tmp + "/g.sqlite";
   auto init = granary("catalog init --db " + db);
   ASSERT_EQ(init.exit_code, 0) << init.err;
-  EXPECT_EQ(init.out, db + ": 4 drives, 4 NICs, 3 accelerators\n");
+  EXPECT_EQ(init.out, db + ": 4 drives, 4 NICs, 3 accelerators, 3 servers, 4 switches\n");
   auto drives = granary("catalog list drives --db " + db);
   ASSERT_EQ(drives.exit_code, 0) << drives.err;
   EXPECT_NE(drives.out.find("samsung-pm9a3-7.68tb"), std::string::npos) << drives.out;
   EXPECT_NE(drives.out.find("read_gbytes_per_s 6.9"), std::string::npos) << drives.out;
   EXPECT_EQ(drives.out.find("connectx6-100g"), std::string::npos);
   EXPECT_NE(drives.out.find("example prices"), std::string::npos);
-  auto bad = granary("catalog list switches --db " + db);
+  auto switches = granary("catalog list switches --db " + db);
+  ASSERT_EQ(switches.exit_code, 0) << switches.err;
+  EXPECT_NE(switches.out.find("quantum2-qm9700"), std::string::npos) << switches.out;
+  EXPECT_NE(switches.out.find("port_gbps 400.0"), std::string::npos) << switches.out;
+  EXPECT_EQ(switches.out.find("nvme-2u-24bay"), std::string::npos);
+  auto bad = granary("catalog list routers --db " + db);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err,
-            "granary: expected a catalog table (drives, nics, accelerators), found 'switches'\n");
+            "granary: expected a catalog table (drives, nics, accelerators, servers, switches), "
+            "found 'routers'\n");
   auto exported = granary("catalog export --db " + db);
   ASSERT_EQ(exported.exit_code, 0);
   const nlohmann::json j = nlohmann::json::parse(exported.out);
   EXPECT_EQ(j["drives"].size(), 4u);
   EXPECT_EQ(j["accelerators"][1]["name"], "a100");
   EXPECT_EQ(j["nics"][0]["builtin"], true);
+  EXPECT_EQ(j["servers"].size(), 3u);
+  EXPECT_EQ(j["servers"][1]["name"], "nvme-2u-24bay");
+  EXPECT_EQ(j["servers"][1]["drive_bays"], 24);
+  EXPECT_EQ(j["switches"].size(), 4u);
+  EXPECT_GT(j["switches"][2]["price_usd"].get<double>(), 0);
 }
 
 // The drive of the small scenario, renamed and ten times slower to read, in the database only.

@@ -131,7 +131,8 @@ TEST(CatalogDb, RefusesToEditABuiltInRow) {
   nic.price_usd = 5;
   const Status n = db->upsert(nic, "edit");
   EXPECT_NE(n.message().find("NIC 'connectx7-400g' is built-in"), std::string::npos) << n.message();
-  EXPECT_DOUBLE_EQ(db->nic("connectx7-400g")->profile.price_usd, 0);
+  EXPECT_DOUBLE_EQ(db->nic("connectx7-400g")->profile.price_usd,
+                   models::nic_profile("connectx7-400g")->price_usd);
   models::AcceleratorProfile a100 = db->accelerator("a100")->profile;
   const Status a = db->upsert(a100, "edit");
   EXPECT_NE(a.message().find("accelerator 'a100' is built-in"), std::string::npos) << a.message();
@@ -234,6 +235,107 @@ TEST(CatalogDb, AScenarioNamingADatabaseDriveGetsItsFigures) {
   EXPECT_DOUBLE_EQ(s->cluster.storage.drive.price_usd, 450);
 }
 
+TEST(CatalogDb, ServersAndSwitchesAreSeededWithSourcesAndExamplePrices) {
+  testing::TempDir dir;
+  auto db = HardwareCatalogDb::open(dir.path("g.sqlite"));
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_EQ(db->servers()->size(), models::server_profiles().size());
+  ASSERT_EQ(db->switches()->size(), models::switch_profiles().size());
+  auto server = db->server("nvme-2u-24bay");
+  ASSERT_TRUE(server.ok()) << server.status().message();
+  EXPECT_EQ(server->profile.drive_bays, 24);
+  EXPECT_EQ(server->profile.cpu_cores, 64);
+  EXPECT_EQ(server->profile.rack_units, 2);
+  EXPECT_DOUBLE_EQ(server->profile.price_usd, models::server_profile("nvme-2u-24bay")->price_usd);
+  EXPECT_TRUE(server->origin.builtin);
+  auto q = db->fabric_switch("quantum2-qm9700");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->profile.ports, 64);
+  EXPECT_DOUBLE_EQ(q->profile.port_gbps, 400);
+  EXPECT_EQ(q->profile.max_split, 2);
+  // Every built-in row says where its figures come from and that its price is an example.
+  auto switches = db->switches();
+  ASSERT_TRUE(switches.ok());
+  for (const auto& r : *switches) {
+    EXPECT_EQ(r.origin.source.rfind("built-in: ", 0), 0u) << r.origin.source;
+    EXPECT_NE(r.origin.source.find("price: example"), std::string::npos) << r.origin.source;
+  }
+  EXPECT_NE(db->drive("samsung-pm9a3-7.68tb")->origin.source.find("PM9A3 data sheet"),
+            std::string::npos);
+  EXPECT_GT(db->nic("connectx7-400g")->profile.price_usd, 0);
+  EXPECT_EQ(db->server("x").status().message(), db->path() + ": no server 'x' in the catalog");
+}
+
+TEST(CatalogDb, AddedServersAndSwitchesResolveInScenarios) {
+  testing::TempDir dir;
+  auto db = HardwareCatalogDb::open(dir.path("g.sqlite"));
+  ASSERT_TRUE(db.ok());
+  models::ServerProfile server = *models::server_profile("nvme-1u-12bay");
+  server.name = "lab-1u-10bay";
+  server.drive_bays = 10;
+  server.cpu_cores = 48;
+  ASSERT_TRUE(db->upsert(server, "lab inventory").ok());
+  models::SwitchProfile sw = *models::switch_profile("quantum2-qm9700");
+  sw.name = "lab-32x400";
+  sw.ports = 32;
+  ASSERT_TRUE(db->upsert(sw, "lab inventory").ok());
+  // Built-in names are read-only; figures the schema refuses are refused.
+  EXPECT_EQ(db->upsert(*models::switch_profile("quantum2-qm9700"), "x").message(),
+            db->path() +
+                ": switch 'quantum2-qm9700' is built-in: runs always use the built-in figures, "
+                "so this edit would have no effect; save it under a new name");
+  models::SwitchProfile bad = sw;
+  bad.name = "bad";
+  bad.port_gbps = 0;
+  EXPECT_NE(db->upsert(bad, "x").message().find("switch 'bad': a figure out of range"),
+            std::string::npos);
+  EXPECT_EQ(db->remove(CatalogTable::kServers, "nvme-1u-12bay").code(),
+            Status::Code::kInvalidArgument);
+  std::ifstream in(std::string(GRANARY_SOURCE_DIR) + "/scenarios/mlperf-cosmoflow-a100-nfs.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["cluster"]["storage"]["profile"] = "lab-1u-10bay";
+  j["cluster"]["storage"].erase("cpu_cores");
+  j["cluster"]["fabric"]["switch"] = "lab-32x400";
+  j["cluster"]["fabric"].erase("link_gbps");
+  j["cluster"]["fabric"].erase("link_latency_us");
+  models::Catalog catalog;
+  catalog.add(*db->extra_profiles());
+  auto s = models::parse_scenario(j.dump(), "s.json", catalog);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->cluster.storage.server.name, "lab-1u-10bay");
+  EXPECT_EQ(s->cluster.storage.cpu_cores, 48);
+  EXPECT_EQ(s->cluster.fabric.edge_switch.ports, 32);
+  EXPECT_EQ(s->cluster.fabric.edge_switch.source, "lab inventory");
+  EXPECT_DOUBLE_EQ(s->cluster.fabric.link_gbps, 400);
+  // The rows go and the names are unknown again.
+  ASSERT_TRUE(db->remove(CatalogTable::kSwitches, "lab-32x400").ok());
+  models::Catalog after;
+  after.add(*db->extra_profiles());
+  auto refused = models::parse_scenario(j.dump(), "s.json", after);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "s.json: cluster.fabric.switch: unknown switch profile 'lab-32x400' (known: "
+                "built-in: "),
+            std::string::npos)
+      << refused.status().message();
+}
+
+// A file of schema version 1 (before servers and switches) gains their tables and rows.
+TEST(CatalogDb, MigratesASchemaVersion1File) {
+  testing::TempDir dir;
+  const std::string path = dir.path("g.sqlite");
+  ASSERT_TRUE(HardwareCatalogDb::open(path).ok());
+  sql(path,
+      "DROP TABLE servers; DROP TABLE switches; UPDATE schema_version SET version = 1; "
+      "INSERT INTO drives (name, source) VALUES ('kept', 'lab')");
+  auto db = HardwareCatalogDb::open(path);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  EXPECT_EQ(*db->database().schema_version(), 2);
+  EXPECT_EQ(db->servers()->size(), models::server_profiles().size());
+  EXPECT_EQ(db->switches()->size(), models::switch_profiles().size());
+  EXPECT_TRUE(db->drive("kept").ok());
+}
+
 TEST(CatalogDb, RefusesANewerSchemaVersion) {
   testing::TempDir dir;
   const std::string path = dir.path("g.sqlite");
@@ -243,7 +345,7 @@ TEST(CatalogDb, RefusesANewerSchemaVersion) {
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().message(),
             path +
-                ": schema version 7 is newer than this granary's (1): use the granary that "
+                ": schema version 7 is newer than this granary's (2): use the granary that "
                 "wrote it, or a newer one");
 }
 

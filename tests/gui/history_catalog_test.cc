@@ -73,7 +73,9 @@ TEST(CatalogWindow, BuiltInRowsAreReadOnlyADuplicateIsEditableAndOffered) {
   MainWindow w(options_with(db));
   CatalogView* c = w.show_catalog();
   ASSERT_TRUE(c->is_open()) << c->status_line().toStdString();
-  EXPECT_EQ(c->tabs()->count(), 3);
+  ASSERT_EQ(c->tabs()->count(), 5);
+  EXPECT_EQ(c->tabs()->tabText(3), "servers");
+  EXPECT_EQ(c->tabs()->tabText(4), "switches");
   QSqlTableModel* drives = c->model(0);
   const int pm = row_named(drives, "samsung-pm9a3-7.68tb");
   ASSERT_GE(pm, 0);
@@ -102,7 +104,8 @@ TEST(CatalogWindow, BuiltInRowsAreReadOnlyADuplicateIsEditableAndOffered) {
     auto catalog = db::HardwareCatalogDb::open(db.toStdString());
     ASSERT_TRUE(catalog.ok());
     auto builtin = catalog->drive("samsung-pm9a3-7.68tb");
-    EXPECT_DOUBLE_EQ(builtin->profile.price_usd, 0);
+    EXPECT_DOUBLE_EQ(builtin->profile.price_usd,
+                     models::drive_profile("samsung-pm9a3-7.68tb")->price_usd);
     EXPECT_FALSE(builtin->origin.user_edited);
     auto q = catalog->drive("pm9a3-quoted");
     ASSERT_TRUE(q.ok()) << q.status().message();
@@ -129,6 +132,52 @@ TEST(CatalogWindow, BuiltInRowsAreReadOnlyADuplicateIsEditableAndOffered) {
   j["cluster"]["storage"]["drive"] = {{"profile", "pm9a3-quoted"}, {"count", 4}};
   w.document()->replace_all(j, "drive");
   EXPECT_TRUE(w.document()->validate().ok) << w.document()->validation().message;
+}
+
+// Servers and switches: built-in rows read-only, a copy editable, and the editor's server and
+// switch lists offer it; a scenario naming it validates, one exceeding its bays does not.
+TEST(CatalogWindow, ServersAndSwitchesAreEditedAndOfferedLikeTheOthers) {
+  QTemporaryDir dir;
+  const QString db = dir.filePath("g.sqlite");
+  MainWindow w(options_with(db));
+  CatalogView* c = w.show_catalog();
+  ASSERT_TRUE(c->is_open()) << c->status_line().toStdString();
+  QSqlTableModel* servers = c->model(3);
+  QSqlTableModel* switches = c->model(4);
+  const int two_u = row_named(servers, "nvme-2u-24bay");
+  ASSERT_GE(two_u, 0);
+  EXPECT_TRUE(c->is_builtin_row(3, two_u));
+  EXPECT_FALSE(c->set_cell(3, two_u, "drive_bays", 30));
+  EXPECT_TRUE(c->status_line().contains("server 'nvme-2u-24bay' is built-in"))
+      << c->status_line().toStdString();
+  EXPECT_TRUE(c->is_builtin_row(4, row_named(switches, "quantum2-qm9700")));
+  ASSERT_TRUE(c->duplicate_row(3, two_u, "lab-2u-12bay")) << c->status_line().toStdString();
+  const int lab = row_named(servers, "lab-2u-12bay");
+  ASSERT_GE(lab, 0);
+  ASSERT_TRUE(c->set_cell(3, lab, "drive_bays", 12)) << c->status_line().toStdString();
+  EXPECT_FALSE(c->set_cell(3, lab, "drive_bays", 0));  // the schema's CHECK
+  ASSERT_TRUE(c->add_row(4, "lab-switch")) << c->status_line().toStdString();
+  auto* server_box = qobject_cast<QComboBox*>(w.editor()->field_editor("/cluster/storage/profile"));
+  auto* switch_box = qobject_cast<QComboBox*>(w.editor()->field_editor("/cluster/fabric/switch"));
+  ASSERT_NE(server_box, nullptr);
+  ASSERT_NE(switch_box, nullptr);
+  EXPECT_GE(server_box->findData("lab-2u-12bay"), 0);
+  EXPECT_GE(server_box->findData("hdd-4u-60bay"), 0);
+  EXPECT_GE(switch_box->findData("lab-switch"), 0);
+  EXPECT_GE(switch_box->findData("spectrum4-sn5600"), 0);
+  auto j = w.document()->json();
+  j["cluster"]["storage"]["profile"] = "lab-2u-12bay";
+  j["cluster"]["storage"]["drive"]["count"] = 12;
+  w.document()->replace_all(j, "server");
+  EXPECT_TRUE(w.document()->validate().ok) << w.document()->validation().message;
+  j["cluster"]["storage"]["drive"]["count"] = 13;
+  w.document()->replace_all(j, "server");
+  EXPECT_FALSE(w.document()->validate().ok);
+  EXPECT_NE(w.document()->validation().message.find(
+                "cluster.storage.drive.count: expected at most 12 (the drive bays of server "
+                "profile 'lab-2u-12bay'), found 13"),
+            std::string::npos)
+      << w.document()->validation().message;
 }
 
 }  // namespace

@@ -227,6 +227,89 @@ TEST(Catalog, UnknownNamesListTheKnownOnes) {
   EXPECT_EQ(drive_profile_names().size(), drive_profiles().size());
   EXPECT_EQ(protocol_profile_names().size(), protocol_profiles().size());
   EXPECT_EQ(accelerator_profile_names(), (std::vector<std::string>{"v100", "a100", "h100"}));
+  EXPECT_EQ(server_profile("x").status().message(),
+            "unknown server profile 'x' (known: nvme-1u-12bay, nvme-2u-24bay, hdd-4u-60bay)");
+  EXPECT_EQ(switch_profile("x").status().message(),
+            "unknown switch profile 'x' (known: spectrum3-sn4600c, quantum-qm8700, "
+            "quantum2-qm9700, spectrum4-sn5600)");
+}
+
+// Every hardware profile says where its figures come from and carries an example price,
+// labelled as one.
+template <typename T>
+void expect_sourced_and_priced(const std::vector<T>& profiles) {
+  for (const T& p : profiles) {
+    SCOPED_TRACE(p.name);
+    EXPECT_GT(p.price_usd, 0);
+    EXPECT_LT(p.price_usd, 1e6);
+    EXPECT_NE(p.source.find("price: example"), std::string::npos) << p.source;
+    EXPECT_NE(p.source.find("not a quote"), std::string::npos) << p.source;
+  }
+}
+
+TEST(Catalog, EveryHardwareProfileHasASourceAndAnExamplePrice) {
+  expect_sourced_and_priced(drive_profiles());
+  expect_sourced_and_priced(nic_profiles());
+  expect_sourced_and_priced(accelerator_profiles());
+  expect_sourced_and_priced(server_profiles());
+  expect_sourced_and_priced(switch_profiles());
+  // Orders of magnitude a reader can check: a disk is cheaper per TB than flash, a GPU dearer
+  // than a server's drive.
+  const DriveProfile hdd = drive_profile("seagate-exos-x20-20tb").value();
+  const DriveProfile nvme = drive_profile("samsung-pm9a3-7.68tb").value();
+  EXPECT_LT(hdd.price_usd / hdd.capacity_tb, nvme.price_usd / nvme.capacity_tb);
+  EXPECT_GT(accelerator_profile("h100")->price_usd, 10 * nvme.price_usd);
+}
+
+TEST(Catalog, ServersAreSane) {
+  ASSERT_EQ(server_profiles().size(), 3u);
+  expect_unique_names(server_profiles());
+  for (const ServerProfile& p : server_profiles()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_GE(p.cpu_cores, 8);
+    EXPECT_LE(p.cpu_cores, 512);
+    EXPECT_GE(p.drive_bays, 1);
+    EXPECT_GE(p.nic_slots, 1);
+    EXPECT_GE(p.rack_units, 1);
+    EXPECT_LE(p.rack_units, 8);
+    EXPECT_GT(p.power_watts, 100);
+    EXPECT_GE(p.server_gbytes_per_s, 0);
+  }
+  // The flagship scenario's servers (24 drives, 2 NICs, 64 cores) fit the 2U design.
+  const ServerProfile s = server_profile("nvme-2u-24bay").value();
+  EXPECT_EQ(s.drive_bays, 24);
+  EXPECT_EQ(s.cpu_cores, 64);
+  EXPECT_GE(s.nic_slots, 2);
+}
+
+TEST(Catalog, SwitchesOfferLinksByPortRateAndBreakout) {
+  ASSERT_EQ(switch_profiles().size(), 4u);
+  expect_unique_names(switch_profiles());
+  double last_rate = 0;
+  for (const SwitchProfile& p : switch_profiles()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_GE(p.port_gbps, last_rate);  // by port rate
+    last_rate = p.port_gbps;
+    EXPECT_GE(p.ports, 32);
+    EXPECT_GE(p.max_split, 1);
+    EXPECT_GT(p.latency_us, 0);
+    EXPECT_LT(p.latency_us, 2);
+    EXPECT_EQ(p.links_at(p.port_gbps), p.ports);
+    EXPECT_EQ(p.links_at(p.port_gbps * 2), 0);  // faster than a port: none
+  }
+  // Quantum-2: 64 x 400 Gb/s, or 128 x 200 (twin-port split); no finer split than 2.
+  const SwitchProfile q = switch_profile("quantum2-qm9700").value();
+  EXPECT_EQ(q.links_at(400), 64);
+  EXPECT_EQ(q.links_at(200), 128);
+  EXPECT_EQ(q.links_at(100), 128);
+  EXPECT_EQ(q.links_at(300), 64);  // 300 Gb/s links take whole ports
+  // Spectrum-4: 64 x 800 GbE, 128 x 400, 256 x 200 or 100.
+  const SwitchProfile e = switch_profile("spectrum4-sn5600").value();
+  EXPECT_EQ(e.links_at(800), 64);
+  EXPECT_EQ(e.links_at(400), 128);
+  EXPECT_EQ(e.links_at(200), 256);
+  EXPECT_EQ(e.links_at(100), 256);
+  EXPECT_EQ(e.links_at(0), 0);
 }
 
 }  // namespace

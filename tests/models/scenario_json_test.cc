@@ -287,6 +287,128 @@ TEST(ScenarioJson, LocalDesignRefusesWhatItCannotUse) {
   }
 }
 
+TEST(ScenarioJson, AServerProfileGivesDefaultsAndLimits) {
+  json j = minimal();
+  j["cluster"]["storage"]["profile"] = "nvme-1u-12bay";
+  auto s = parse(j);
+  ASSERT_TRUE(s.ok()) << error_of(s);
+  const StorageNodesSpec& st = s->cluster.storage;
+  EXPECT_EQ(st.server.name, "nvme-1u-12bay");
+  EXPECT_EQ(st.server.drive_bays, 12);
+  EXPECT_EQ(st.cpu_cores, 64);  // the profile's, not the format's 32
+  EXPECT_EQ(st.server_gbytes_per_s, 0);
+  EXPECT_EQ(scenario_summary(*s).substr(0, 72),
+            "4 clients x 8 a100, 4 storage nodes (nvme-1u-12bay) x 8 samsung-pm9a3-7.");
+  // The scenario's own figures win over the profile's.
+  j["cluster"]["storage"]["cpu_cores"] = 24;
+  j["cluster"]["storage"]["server_gbytes_per_s"] = 40;
+  s = parse(j);
+  ASSERT_TRUE(s.ok()) << error_of(s);
+  EXPECT_EQ(s->cluster.storage.cpu_cores, 24);
+  EXPECT_EQ(s->cluster.storage.server_gbytes_per_s, 40);
+  // Without a profile nothing changes.
+  s = parse(minimal());
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->cluster.storage.server.name.empty());
+  EXPECT_EQ(s->cluster.storage.cpu_cores, 32);
+}
+
+TEST(ScenarioJson, ASwitchProfileGivesTheLinkRateAndLatency) {
+  json j = minimal();
+  j["cluster"]["fabric"] = {{"switch", "quantum2-qm9700"}};
+  auto s = parse(j);
+  ASSERT_TRUE(s.ok()) << error_of(s);
+  const FabricSpec& f = s->cluster.fabric;
+  EXPECT_EQ(f.edge_switch.name, "quantum2-qm9700");
+  EXPECT_EQ(f.link_gbps, 400);
+  EXPECT_DOUBLE_EQ(f.link_latency_us, 0.3 + 0.05);  // the switch's, plus 10 m of fibre
+  EXPECT_NE(scenario_summary(*s).find(" over rdma, leaf switch quantum2-qm9700, workloads: "),
+            std::string::npos)
+      << scenario_summary(*s);
+  j["cluster"]["fabric"]["link_gbps"] = 200;  // a split port: allowed
+  j["cluster"]["fabric"]["link_latency_us"] = 2;
+  s = parse(j);
+  ASSERT_TRUE(s.ok()) << error_of(s);
+  EXPECT_EQ(s->cluster.fabric.link_gbps, 200);
+  EXPECT_EQ(s->cluster.fabric.link_latency_us, 2);
+  // Breakout: 128 hosts on one SN5600 leaf at 400 GbE (64 x 800 split in two), none at 800.
+  json big = minimal();
+  big["cluster"]["clients"]["count"] = 120;
+  big["cluster"]["clients"]["nic"] = {{"profile", "connectx7-400g"}};
+  big["cluster"]["fabric"] = {
+      {"switch", "spectrum4-sn5600"}, {"hosts_per_leaf", 120}, {"uplinks_per_leaf", 4}};
+  big["workloads"][0]["files"] = 7000;  // a batch of 7 for each of the 960 accelerators
+  s = parse(big);
+  ASSERT_TRUE(s.ok()) << error_of(s);  // 120 x 400 + 4 x 800: 60 + 4 ports of 64
+  big["cluster"]["fabric"]["uplinks_per_leaf"] = 5;
+  EXPECT_EQ(error_of(parse(big)),
+            "s.json: cluster.fabric.switch: leaf0 needs 65 ports for its 120 x 400 Gb/s + 5 x "
+            "800 Gb/s links (120 hosts and 5 uplinks), switch profile 'spectrum4-sn5600' has "
+            "64 x 800 Gb/s: expected fewer hosts_per_leaf or uplinks");
+}
+
+TEST(ScenarioJson, ServerAndSwitchProfilesRefuseWhatDoesNotFit) {
+  struct Case {
+    std::function<void(json&)> edit;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j["cluster"]["storage"]["profile"] = "nvme-9u"; },
+       "s.json: cluster.storage.profile: unknown server profile 'nvme-9u' (known: "
+       "nvme-1u-12bay, nvme-2u-24bay, hdd-4u-60bay)"},
+      {[](json& j) { j["cluster"]["storage"]["profile"] = 3; },
+       "s.json: cluster.storage.profile: expected a profile name (a string), found 3"},
+      {[](json& j) {
+         j["cluster"]["storage"]["profile"] = "nvme-1u-12bay";
+         j["cluster"]["storage"]["drive"]["count"] = 16;
+       },
+       "s.json: cluster.storage.drive.count: expected at most 12 (the drive bays of server "
+       "profile 'nvme-1u-12bay'), found 16"},
+      {[](json& j) {
+         j["cluster"]["storage"]["profile"] = "nvme-1u-12bay";
+         j["cluster"]["storage"]["nic"]["count"] = 3;
+       },
+       "s.json: cluster.storage.nic.count: expected at most 2 (the NIC slots of server profile "
+       "'nvme-1u-12bay'), found 3"},
+      {[](json& j) {
+         j["cluster"]["fabric"] = {{"switch", "qm9"}};
+       },
+       "s.json: cluster.fabric.switch: unknown switch profile 'qm9' (known: spectrum3-sn4600c, "
+       "quantum-qm8700, quantum2-qm9700, spectrum4-sn5600)"},
+      {[](json& j) {
+         j["cluster"]["fabric"] = {{"switch", "quantum2-qm9700"}, {"link_gbps", 800}};
+       },
+       "s.json: cluster.fabric.link_gbps: expected at most 400 (the port rate of switch profile "
+       "'quantum2-qm9700'), found 800"},
+      {[](json& j) {
+         j["cluster"]["clients"]["nic"] = {{"profile", "connectx7-400g"}};
+         j["cluster"]["fabric"] = {{"switch", "quantum-qm8700"}};
+       },
+       "s.json: cluster.clients.nic.gbps: a 400 Gb/s link is faster than the 200 Gb/s ports of "
+       "switch profile 'quantum-qm8700' (cluster.fabric.switch)"},
+      {[](json& j) {
+         j["cluster"]["clients"]["count"] = 48;
+         j["cluster"]["clients"]["nic"] = {{"profile", "connectx6-200g"}, {"count", 2}};
+         j["cluster"]["fabric"] = {
+             {"switch", "quantum-qm8700"}, {"hosts_per_leaf", 16}, {"uplinks_per_leaf", 16}};
+       },
+       "s.json: cluster.fabric.switch: leaf0 needs 48 ports for its 48 x 200 Gb/s links (16 "
+       "hosts and 16 uplinks), switch profile 'quantum-qm8700' has 40 x 200 Gb/s: expected "
+       "fewer hosts_per_leaf or uplinks"},
+  };
+  for (const Case& c : cases) {
+    json j = minimal();
+    c.edit(j);
+    EXPECT_EQ(error_of(parse(j)), c.error) << j.dump();
+  }
+  // Design 'local' has no storage servers to name.
+  json j = minimal_local();
+  j["cluster"]["storage"]["profile"] = "nvme-1u-12bay";
+  EXPECT_EQ(error_of(parse(j)).substr(0, 90),
+            "s.json: cluster.storage.profile: applies to storage servers on the fabric; design "
+            "'local' ");
+}
+
 TEST(ScenarioJson, FullScenarioResolvesPresetsAndOverrides) {
   const std::string text = R"({
     // Comments are allowed.
@@ -878,8 +1000,8 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "training_read, at most one checkpoint; found a training_read workload here, after a "
        "block workload"},
       {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
-       "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, drive, nic, "
-       "cpu_cores, server_gbytes_per_s)"},
+       "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, profile, drive, "
+       "nic, cpu_cores, server_gbytes_per_s)"},
   };
   for (const BadCase& c : cases) {
     json j = minimal();
