@@ -63,6 +63,7 @@ bench: deps
 	tests/bench/durability_sim_mc.sh $(BUILD_DIR)
 	tests/bench/cost_estimate_bench.sh $(BUILD_DIR)
 	tests/bench/codec_bench.sh $(BUILD_DIR)
+	tests/bench/uring_device_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build

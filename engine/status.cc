@@ -30,6 +30,9 @@ std::string Status::to_string() const {
     case Code::kUnavailable:
       name = "unavailable";
       break;
+    case Code::kPermissionDenied:
+      name = "permission denied";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

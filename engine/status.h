@@ -24,6 +24,7 @@ class Status {
     kNotSupported,
     kNoSpace,      // a device or region is full; the message names it, the bytes asked and free
     kUnavailable,  // a host or service that cannot be reached now (down, cut off); may come back
+    kPermissionDenied,  // a peer that could not prove it holds the cluster key (realmode/auth.h)
   };
 
   Status() = default;
@@ -38,6 +39,9 @@ class Status {
   static Status not_supported(std::string msg) { return {Code::kNotSupported, std::move(msg)}; }
   static Status no_space(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
   static Status unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
+  static Status permission_denied(std::string msg) {
+    return {Code::kPermissionDenied, std::move(msg)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -1,6 +1,7 @@
 // Wire primitives (wire.h).
 #include "realmode/wire.h"
 
+#include <algorithm>
 #include <bit>
 #include <type_traits>
 
@@ -67,6 +68,12 @@ bool WireReader::u32(const char* field, uint32_t* v) {
 bool WireReader::u64(const char* field, uint64_t* v) {
   return fixed(field, v);
 }
+bool WireReader::i32(const char* field, int32_t* v) {
+  uint32_t x;
+  if (!fixed(field, &x)) return false;
+  *v = static_cast<int32_t>(x);  // two's complement
+  return true;
+}
 bool WireReader::i64(const char* field, int64_t* v) {
   return fixed(field, v);
 }
@@ -82,12 +89,12 @@ bool WireReader::boolean(const char* field, bool* v) {
   return true;
 }
 
-bool WireReader::string(const char* field, std::string* v) {
+bool WireReader::string(const char* field, std::string* v, uint32_t max_bytes) {
   uint32_t n;
   if (!u32(field, &n)) return false;
-  if (n > limits_.max_string_bytes) {
+  if (n > max_bytes) {
     return fail(field, "a string of " + std::to_string(n) + " bytes, more than the limit of " +
-                           std::to_string(limits_.max_string_bytes));
+                           std::to_string(max_bytes));
   }
   if (remaining() < n) {
     return fail(field, "truncated: a string of " + std::to_string(n) + " bytes, found " +
@@ -98,19 +105,25 @@ bool WireReader::string(const char* field, std::string* v) {
   return true;
 }
 
-bool WireReader::strings(const char* field, std::vector<std::string>* v) {
-  uint32_t n;
-  if (!u32(field, &n)) return false;
-  if (n > limits_.max_list_items) {
-    return fail(field, "a list of " + std::to_string(n) + " items, more than the limit of " +
-                           std::to_string(limits_.max_list_items));
+bool WireReader::count(const char* field, uint32_t* n, size_t min_item_bytes, uint32_t max_items) {
+  uint32_t c;
+  if (!u32(field, &c)) return false;
+  if (c > max_items) {
+    return fail(field, "a list of " + std::to_string(c) + " items, more than the limit of " +
+                           std::to_string(max_items));
   }
-  // Each item takes at least its 4-byte length: a count the bytes cannot hold is refused
-  // before anything is reserved.
-  if (remaining() / 4 < n) {
-    return fail(field, "truncated: a list of " + std::to_string(n) + " items in " +
+  // A count the bytes cannot hold is refused before anything is reserved.
+  if (remaining() / std::max<size_t>(1, min_item_bytes) < c) {
+    return fail(field, "truncated: a list of " + std::to_string(c) + " items in " +
                            std::to_string(remaining()) + " bytes");
   }
+  *n = c;
+  return true;
+}
+
+bool WireReader::strings(const char* field, std::vector<std::string>* v) {
+  uint32_t n;
+  if (!count(field, &n, 4)) return false;  // each item takes at least its 4-byte length
   std::vector<std::string> out(n);
   for (std::string& s : out) {
     if (!string(field, &s)) return false;

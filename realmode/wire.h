@@ -24,6 +24,7 @@ class WireWriter {
   void u16(uint16_t v) { put(v, 2); }
   void u32(uint32_t v) { put(v, 4); }
   void u64(uint64_t v) { put(v, 8); }
+  void i32(int32_t v) { put(static_cast<uint32_t>(v), 4); }
   void i64(int64_t v) { put(static_cast<uint64_t>(v), 8); }
   void f64(double v);
   void boolean(bool v) { u8(v ? 1 : 0); }
@@ -53,11 +54,24 @@ class WireReader {
   bool u16(const char* field, uint16_t* v);
   bool u32(const char* field, uint32_t* v);
   bool u64(const char* field, uint64_t* v);
+  bool i32(const char* field, int32_t* v);
   bool i64(const char* field, int64_t* v);
   bool f64(const char* field, double* v);
   bool boolean(const char* field, bool* v);
-  bool string(const char* field, std::string* v);
+  bool string(const char* field, std::string* v) {
+    return string(field, v, limits_.max_string_bytes);
+  }
+  // A string of at most `max_bytes` (a serialised map: more than a name's limit).
+  bool string(const char* field, std::string* v, uint32_t max_bytes);
   bool strings(const char* field, std::vector<std::string>* v);
+  // A list's u32 count, refused over the list limit or when the bytes left cannot hold that
+  // many items of at least `min_item_bytes` each (so a caller may reserve n items).
+  bool count(const char* field, uint32_t* n, size_t min_item_bytes) {
+    return count(field, n, min_item_bytes, limits_.max_list_items);
+  }
+  bool count(const char* field, uint32_t* n, size_t min_item_bytes, uint32_t max_items);
+  // Refuses the field for a reason of the caller's (a value out of range); false.
+  bool refuse(const char* field, std::string what) { return fail(field, std::move(what)); }
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }

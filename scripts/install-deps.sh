@@ -7,7 +7,7 @@ set -euo pipefail
 build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
-  libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev libssl-dev
+  libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev libssl-dev liburing-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # granary-gui (gui/): Qt 6 (Qt Charts needs the OpenGL module's CMake files), its SQLite
   # driver, and a font (without one, offscreen labels render as boxes).
@@ -17,8 +17,9 @@ build_pkgs=(
 # Test-time only: Ceph's crushtool/osdmaptool produce the reference placements that the
 # bit-identity tests compare against; time(1) for the benchmark's peak-memory figure;
 # python3-jsonschema checks every report against docs/report.schema.json; poppler's
-# pdftoppm/pdftotext to check rendered reports.
-test_pkgs=(ceph-base time python3-jsonschema poppler-utils)
+# pdftoppm/pdftotext to check rendered reports; fio, the reference of the drive benchmark
+# (tests/bench/uring_device_bench.sh).
+test_pkgs=(ceph-base time python3-jsonschema poppler-utils fio)
 # `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 

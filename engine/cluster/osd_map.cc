@@ -95,6 +95,40 @@ Result<OsdMap> OsdMap::create(std::shared_ptr<const crush::CrushMap> crush, int3
   return map;
 }
 
+Result<OsdMap> OsdMap::restore(uint32_t epoch, std::shared_ptr<const crush::CrushMap> crush,
+                               placement::OsdStates states, std::vector<Pool> pools,
+                               const std::vector<PgTempEntry>& pg_temp) {
+  if (epoch < 1) return Status::invalid_argument("an OsdMap's epoch must be >= 1, got 0");
+  const auto n = static_cast<size_t>(std::max(0, states.max_osd));
+  if (states.reweight.size() != n || states.up.size() != n || states.exists.size() != n) {
+    return Status::invalid_argument(
+        "OSD states: expected " + std::to_string(n) + " entries each (max_osd), found " +
+        std::to_string(states.reweight.size()) + " reweights, " + std::to_string(states.up.size()) +
+        " up flags and " + std::to_string(states.exists.size()) + " exists flags");
+  }
+  for (size_t osd = 0; osd < n; ++osd) {
+    if (states.reweight[osd] > 0x10000) {
+      return Status::invalid_argument("osd." + std::to_string(osd) + ": reweight " +
+                                      std::to_string(states.reweight[osd]) +
+                                      " is more than 1.0 (0x10000)");
+    }
+    if (!states.exists[osd] && (states.up[osd] || states.reweight[osd] > 0)) {
+      return Status::invalid_argument("osd." + std::to_string(osd) +
+                                      ": does not exist, so it must be down and out");
+    }
+  }
+  Result<OsdMap> map = create(std::move(crush), states.max_osd, std::move(pools));
+  if (!map.ok()) return map.status();
+  map->states_ = std::move(states);
+  if (!pg_temp.empty()) {
+    Incremental inc;
+    inc.pg_temp = pg_temp;
+    if (Status s = map->apply(inc); !s.ok()) return s;
+  }
+  map->epoch_ = epoch;
+  return map;
+}
+
 int32_t OsdMap::num_up() const {
   int32_t n = 0;
   for (int32_t osd = 0; osd < max_osd(); ++osd) n += is_up(osd) ? 1 : 0;

@@ -81,6 +81,13 @@ class OsdMap {
   // (replication: [1, size]); min_size 0 becomes Ceph's default.
   static Result<OsdMap> create(std::shared_ptr<const crush::CrushMap> crush, int32_t max_osd,
                                std::vector<Pool> pools);
+  // The map at `epoch` from its parts (real mode decodes a full map from the wire: realmode/
+  // codec.h; `pg_temp` as pg_temps() lists them, by pool then PG), checked as create() and apply()
+  // check them, and the OSD states: one entry per OSD id, reweights at most 1.0 (0x10000), an OSD
+  // that does not exist down and out. InvalidArgument naming the first problem.
+  static Result<OsdMap> restore(uint32_t epoch, std::shared_ptr<const crush::CrushMap> crush,
+                                placement::OsdStates states, std::vector<Pool> pools,
+                                const std::vector<PgTempEntry>& pg_temp);
 
   uint32_t epoch() const { return epoch_; }
   int32_t max_osd() const { return states_.max_osd; }

@@ -1,0 +1,179 @@
+// UringDevice on a preallocated file in the temporary folder (ext4 here: O_DIRECT works):
+// read-your-writes at aligned and unaligned ranges, zeros where nothing was written, pieces
+// larger than one submission, many threads writing bytes of the same blocks at once (the
+// read-modify-write lock), bytes kept across close and reopen after a flush, ranges and options
+// refused with messages that name the path.
+#include "realmode/uring_device.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+namespace granary::realmode {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char dir[] = "/tmp/granary-uring-XXXXXX";
+    path_ = mkdtemp(dir) ? dir : "/tmp";
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::byte> pattern(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> out(n);
+  for (std::byte& b : out) b = static_cast<std::byte>(rng() & 0xFF);
+  return out;
+}
+
+Payload payload_of(const std::vector<std::byte>& bytes) {
+  return Payload::of(Buffer::copy_of(bytes));
+}
+
+std::unique_ptr<UringDevice> open_device(const std::string& path, uint64_t capacity,
+                                         uint32_t max_io_bytes = 1u << 20) {
+  UringDeviceOptions o;
+  o.path = path;
+  o.capacity_bytes = capacity;
+  o.queue_depth = 8;
+  o.max_io_bytes = max_io_bytes;
+  auto d = UringDevice::open(o);
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
+
+TEST(UringDevice, ReadsReturnWhatWasWrittenAtAnyRange) {
+  TempDir dir;
+  auto d = open_device(dir.file("drive"), 16 << 20);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->capacity_bytes(), uint64_t{16} << 20);
+  // Never written: zeros.
+  auto zeros = d->read(12345, 10000);
+  ASSERT_TRUE(zeros.ok()) << zeros.status().message();
+  EXPECT_EQ(zeros->bytes.to_vector(), std::vector<std::byte>(10000));
+  // Aligned, unaligned inside one block, across blocks, and overwriting part of an earlier one.
+  const auto a = pattern(64 << 10, 1), b = pattern(100, 2), c = pattern(10000, 3);
+  ASSERT_TRUE(d->write(1 << 20, payload_of(a)).ok());
+  ASSERT_TRUE(d->write(4096 + 7, payload_of(b)).ok());
+  ASSERT_TRUE(d->write((1 << 20) + 4000, payload_of(c)).ok());
+  ASSERT_TRUE(d->flush().ok());
+  std::vector<std::byte> want = a;
+  std::copy(c.begin(), c.end(), want.begin() + 4000);
+  auto got = d->read(1 << 20, a.size());
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->bytes.to_vector(), want);
+  EXPECT_TRUE(got->bytes.aligned());  // an aligned read lands in aligned memory
+  auto small = d->read(4096 + 7, 100);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->bytes.to_vector(), b);
+  auto around = d->read(4096, 200);  // b and the zeros around it
+  std::vector<std::byte> around_want(200);
+  std::copy(b.begin(), b.end(), around_want.begin() + 7);
+  EXPECT_EQ(around->bytes.to_vector(), around_want);
+  // Empty ranges and size-only writes change nothing.
+  EXPECT_TRUE(d->read(16 << 20, 0).ok());
+  EXPECT_TRUE(d->write(1 << 20, Payload::of_size(4096)).ok());
+  EXPECT_EQ(d->read(1 << 20, a.size())->bytes.to_vector(), want);
+}
+
+TEST(UringDevice, LargeRangesGoInPiecesAndComeBackWhole) {
+  TempDir dir;
+  auto d = open_device(dir.file("drive"), 32 << 20, 64 << 10);  // 64 KiB pieces, 8 in flight
+  ASSERT_NE(d, nullptr);
+  const auto big = pattern(5 << 20, 4);
+  ASSERT_TRUE(d->write(3 << 20, payload_of(big)).ok());
+  auto got = d->read(3 << 20, big.size());
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->bytes.to_vector(), big);
+  const auto odd = pattern((1 << 20) + 333, 5);  // unaligned and several pieces
+  ASSERT_TRUE(d->write((10 << 20) + 1000, payload_of(odd)).ok());
+  EXPECT_EQ(d->read((10 << 20) + 1000, odd.size())->bytes.to_vector(), odd);
+}
+
+// Eight threads write interleaved 100-byte pieces that share blocks: without the
+// read-modify-write lock one thread's edge block would overwrite another's bytes.
+TEST(UringDevice, ConcurrentWritesToTheSameBlocksKeepEveryByte) {
+  TempDir dir;
+  auto d = open_device(dir.file("drive"), 4 << 20);
+  ASSERT_NE(d, nullptr);
+  constexpr int kThreads = 8, kPieces = 200, kPiece = 100;
+  std::vector<std::thread> threads;
+  std::vector<Status> errors(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPieces && errors[t].ok(); ++i) {
+        const uint64_t at = static_cast<uint64_t>(i * kThreads + t) * kPiece;
+        errors[t] = d->write(at, payload_of(pattern(kPiece, at)));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const Status& s : errors) ASSERT_TRUE(s.ok()) << s.message();
+  auto all = d->read(0, uint64_t{kThreads} * kPieces * kPiece);
+  ASSERT_TRUE(all.ok());
+  for (uint64_t at = 0; at < all->size_bytes; at += kPiece) {
+    const auto want = pattern(kPiece, at);
+    ASSERT_TRUE(std::equal(want.begin(), want.end(), all->bytes.begin() + static_cast<long>(at)))
+        << "the piece at " << at;
+  }
+}
+
+TEST(UringDevice, FlushedBytesSurviveCloseAndReopen) {
+  TempDir dir;
+  const auto bytes = pattern(12345, 6);
+  {
+    auto d = open_device(dir.file("drive"), 1 << 20);
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->write(777, payload_of(bytes)).ok());
+    ASSERT_TRUE(d->flush().ok());
+  }
+  auto again = open_device(dir.file("drive"), 0);  // 0: the file's size
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->capacity_bytes(), uint64_t{1} << 20);
+  EXPECT_EQ(again->read(777, bytes.size())->bytes.to_vector(), bytes);
+}
+
+TEST(UringDevice, RangesAndOptionsAreRefusedWithClearMessages) {
+  TempDir dir;
+  const std::string path = dir.file("drive");
+  auto d = open_device(path, 1 << 20);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->read((1 << 20) - 10, 11).status().message(),
+            path + ": read of 11 bytes at offset 1048566 does not fit the device's 1048576 bytes");
+  EXPECT_EQ(d->write(UINT64_MAX, payload_of(pattern(1, 1))).message(),
+            path +
+                ": write of 1 bytes at offset 18446744073709551615 does not fit the device's "
+                "1048576 bytes");
+  Payload lying = Payload::of(Buffer::copy_of(std::string_view("abc")));
+  lying.size_bytes = 4;
+  EXPECT_EQ(d->write(0, lying).code(), Status::Code::kInvalidArgument);
+  UringDeviceOptions o;
+  o.path = dir.file("other");
+  o.capacity_bytes = 1000;
+  EXPECT_EQ(UringDevice::open(o).status().message(),
+            o.path + ": capacity: expected a multiple of 4096 bytes, found 1000");
+  o.capacity_bytes = 0;
+  EXPECT_EQ(UringDevice::open(o).status().message(),
+            o.path + ": capacity: an empty file needs capacity_bytes");
+  o.capacity_bytes = 4096;
+  o.queue_depth = 0;
+  EXPECT_EQ(UringDevice::open(o).status().message(),
+            o.path + ": queue depth: expected 1..4096, found 0");
+  o.queue_depth = 4;
+  o.path = dir.file("no/such/dir/drive");
+  EXPECT_EQ(UringDevice::open(o).status().code(), Status::Code::kIOError);
+  o.path = "/dev/null";
+  EXPECT_FALSE(UringDevice::open(o).ok());
+}
+
+}  // namespace
+}  // namespace granary::realmode
