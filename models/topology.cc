@@ -378,12 +378,10 @@ class Builder {
     for (const auto& [gbps, count] : links) {
       const int64_t split = sw.links_at(gbps) / std::max(1, sw.ports);
       if (split == 0) {
-        return Status::invalid_argument(field[gbps] + ": a " + format_number(gbps) +
-                                        " Gb/s link is faster than the " +
-                                        format_number(sw.port_gbps) +
-                                        " Gb/s ports of switch "
-                                        "profile '" +
-                                        sw.name + "' (cluster.fabric.switch)");
+        const std::string rates =
+            format_number(gbps) + " Gb/s link is faster than the " + format_number(sw.port_gbps);
+        return Status::invalid_argument(field[gbps] + ": a " + rates + " Gb/s ports of switch " +
+                                        "profile '" + sw.name + "' (cluster.fabric.switch)");
       }
       ports += (count + split - 1) / split;
       parts += (parts.empty() ? "" : " + ") + std::to_string(count) + " x " + format_number(gbps) +
