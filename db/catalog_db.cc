@@ -56,7 +56,6 @@ Result<CatalogRow<models::DriveProfile>> drive_at(const std::string& path, const
   d.queue_depth = static_cast<int>(st.int64(9));
   d.price_usd = st.real(10);
   r.origin = origin_at(st, 11);
-  d.source = r.origin.source;
   return r;
 }
 
@@ -68,7 +67,6 @@ Result<CatalogRow<models::NicProfile>> nic_at(const std::string&, const Statemen
   r.profile.latency_us = st.real(3);
   r.profile.price_usd = st.real(4);
   r.origin = origin_at(st, 5);
-  r.profile.source = r.origin.source;
   return r;
 }
 
@@ -80,7 +78,6 @@ Result<CatalogRow<models::AcceleratorProfile>> accelerator_at(const std::string&
     r.profile.compute_s_per_step[kAcceleratorWorkloads[i]] = st.real(1 + i);
   r.profile.price_usd = st.real(4);
   r.origin = origin_at(st, 5);
-  r.profile.source = r.origin.source;
   return r;
 }
 
@@ -100,7 +97,6 @@ Result<CatalogRow<models::ServerProfile>> server_at(const std::string&, const St
   p.power_watts = st.real(6);
   p.price_usd = st.real(7);
   r.origin = origin_at(st, 8);
-  p.source = r.origin.source;
   return r;
 }
 
@@ -116,7 +112,6 @@ Result<CatalogRow<models::SwitchProfile>> switch_at(const std::string&, const St
   p.power_watts = st.real(6);
   p.price_usd = st.real(7);
   r.origin = origin_at(st, 8);
-  p.source = r.origin.source;
   return r;
 }
 
@@ -137,6 +132,7 @@ Result<std::vector<Row>> select_rows(Database& db, const char* table, const char
     if (!*more) break;
     auto row = read(db.path(), *st);
     if (!row.ok()) return row.status();
+    row->profile.source = row->origin.source;  // the profile says where its figures come from
     rows.push_back(std::move(row).value());
   }
   return rows;
