@@ -8,6 +8,9 @@ build_pkgs=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev nlohmann-json3-dev
   libsimgrid-dev libboost-graph-dev libeigen3-dev libisal-dev libssl-dev liburing-dev
+  # real mode (realmode/): libfabric's RDM endpoints (tcp;ofi_rxm here, verbs;ofi_rxm on RDMA NICs)
+  # and iproute2 for the network-namespace hosts.
+  libfabric-dev iproute2
   libgtest-dev libgmock-dev libbenchmark-dev
   # granary-gui (gui/): Qt 6 (Qt Charts needs the OpenGL module's CMake files), its SQLite
   # driver, and a font (without one, offscreen labels render as boxes).
@@ -18,8 +21,9 @@ build_pkgs=(
 # bit-identity tests compare against; time(1) for the benchmark's peak-memory figure;
 # python3-jsonschema checks every report against docs/report.schema.json; poppler's
 # pdftoppm/pdftotext to check rendered reports; fio, the reference of the drive benchmark
-# (tests/bench/uring_device_bench.sh).
-test_pkgs=(ceph-base time python3-jsonschema poppler-utils fio)
+# (tests/bench/uring_device_bench.sh); libfabric-bin's fi_pingpong, the reference of
+# the transport benchmark.
+test_pkgs=(ceph-base time python3-jsonschema poppler-utils fio libfabric-bin)
 # `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 

@@ -1,6 +1,7 @@
 // The bodies of the Env conformance suite (env_conformance.h). Each test states the part of
 // engine/env.h's contract it checks. Tasks record what they see; the checks run after the world
-// has run, outside the tasks.
+// has run, outside the tasks. Tasks may be threads (a real Env): what several tasks record in
+// one container is guarded by a mutex.
 #include "tests/engine/env_conformance.h"
 
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -29,7 +31,11 @@ void PrintTo(const EnvUnderTest& under_test, std::ostream* out) {
 
 void EnvConformance::SetUp() {
   static int tests_in_this_process = 0;
-  if (GetParam().make()->traits().one_world_per_process && tests_in_this_process++ > 0) {
+  const std::unique_ptr<EnvHarness> harness = GetParam().make();
+  if (const std::string why = harness->unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << GetParam().name << " cannot run here: " << why;
+  }
+  if (harness->traits().one_world_per_process && tests_in_this_process++ > 0) {
     GTEST_FAIL() << GetParam().name
                  << " allows one world per process: run the EnvConformance tests one per "
                     "process (ctest does; or one --gtest_filter at a time)";
@@ -370,6 +376,7 @@ TEST_P(EnvConformance, ASendInvolvingAHostThatIsDownFailsWithUnavailable) {
   Env& env = w.build(spec);
   std::map<std::string, Status> sent;
   std::map<std::string, std::vector<int32_t>> got;  // by endpoint
+  std::mutex got_mutex;
   for (HostId h : {1, 2}) {
     env.spawn(
         h, "listener" + std::to_string(h),
@@ -378,6 +385,7 @@ TEST_P(EnvConformance, ASendInvolvingAHostThatIsDownFailsWithUnavailable) {
           for (;;) {
             Result<Message> m = ep.recv();
             if (!m.ok()) return;
+            std::lock_guard lock(got_mutex);  // tasks may be threads (a real Env)
             got[ep.name()].push_back(number_of(*m));
           }
         },
@@ -1028,9 +1036,11 @@ std::string trace_of_run(const EnvUnderTest& under_test, uint64_t seed) {
   spec.devices.push_back({2, uint64_t{1} << 30, 3e9, 1e-4});
   Env& env = w.build(spec);
   std::vector<std::string> lines;
+  std::mutex lines_mutex;  // tasks may be threads (a real Env)
   auto note = [&](const std::string& what) {
     char t[32];
     std::snprintf(t, sizeof t, "%.9f ", env.now_s());
+    std::lock_guard lock(lines_mutex);
     lines.push_back(t + what);
   };
   constexpr int kRounds = 12;
@@ -1115,15 +1125,17 @@ std::string trace_in_child(const EnvUnderTest& under_test, uint64_t seed) {
 }
 
 // Contract: the same seed, world and tasks give the same run: the same events at the same
-// times in the same order.
+// times in the same order. A real world (traits().deterministic false) is held to the weaker
+// form: a run has every event.
 TEST_P(EnvConformance, TheSameSeedAndWorldGiveTheSameTrace) {
   const std::string a = trace_in_child(GetParam(), 42);
-  const std::string b = trace_in_child(GetParam(), 42);
-  const std::string c = trace_in_child(GetParam(), 43);
   EXPECT_EQ(a.find("run failed"), std::string::npos) << a;
   EXPECT_EQ(a.find("abnormally"), std::string::npos) << a;
   // 36 sends and as many receptions.
   EXPECT_EQ(std::count(a.begin(), a.end(), '\n'), 72) << a;
+  if (!World(GetParam()).traits().deterministic) return;
+  const std::string b = trace_in_child(GetParam(), 42);
+  const std::string c = trace_in_child(GetParam(), 43);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);  // the trace does depend on the seed
 }

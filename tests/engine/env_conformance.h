@@ -5,7 +5,8 @@
 // and one instantiation of the value-parameterised suite `EnvConformance`:
 //   tests/engine/testing/memory_env_conformance_test.cc  MemoryEnv   (engine_tests)
 //   tests/sim/sim_env_conformance_test.cc                SimEnv      (sim_tests)
-// A real-mode Env will add a third. A test whose property needs a capability the Env does not
+//   tests/realmode/real_env_conformance_test.cc          RealEnv     (realmode_tests) A test whose
+//   property needs a capability the Env does not
 // have (keeping bytes, crashing a device) checks the weaker form the contract states for it or
 // skips with the reason.
 //
@@ -62,6 +63,10 @@ struct EnvTraits {
   bool can_crash = false;
   // Only one world may be built in a process (SimGrid).
   bool one_world_per_process = false;
+  // The same seed and world give the same run, event for event (a virtual clock). A real
+  // world's runs differ in their timings; its determinism test checks only that every event
+  // happened.
+  bool deterministic = true;
   // A measured time t matches an expected time e when |t - e| <= absolute_s + relative * e.
   double absolute_s = 0;
   double relative = 0;
@@ -71,6 +76,9 @@ class EnvHarness {
  public:
   virtual ~EnvHarness() = default;
   virtual EnvTraits traits() const = 0;
+  // Why this Env cannot run on this machine (e.g. the kernel refuses io_uring), or empty: the
+  // suite then skips every test, saying why.
+  virtual std::string unavailable_reason() const { return ""; }
   // Builds the world; once per harness. The Env lives as long as the harness.
   virtual Env& build(const WorldSpec& world) = 0;
   // Runs the tasks spawned so far until no non-daemon task is left (daemons are terminated).
