@@ -4,7 +4,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 GRANARY := $(BUILD_DIR)/cli/granary
 
-.PHONY: all deps build test sanitize fuzz demo bench soak format clean validation-table
+.PHONY: all deps build test sanitize tsan fuzz demo bench soak format clean validation-table
 
 all: build
 
@@ -37,6 +37,15 @@ sanitize: deps
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/engine_tests --gtest_brief=1
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/models_tests --gtest_brief=1
 	$(SANITIZE_ENV) $(SANITIZE_DIR)/tests/realmode_tests --gtest_brief=1
+
+# realmode_tests built with ThreadSanitizer in build-tsan/ and run: real mode's tasks are threads
+# (RealEnv), so its races are found here; any report fails (docs/robustness.md).
+TSAN_DIR ?= build-tsan
+tsan: deps
+	cmake -S . -B $(TSAN_DIR) -G Ninja -DGRANARY_TSAN=ON -DCMAKE_BUILD_TYPE=Debug \
+	  '-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1' -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST >/dev/null
+	cmake --build $(TSAN_DIR) -j $(JOBS) --target realmode_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_DIR)/tests/realmode_tests --gtest_brief=1
 
 # The libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz/, each run FUZZ_SECONDS from
 # its seed corpus; fails on any finding (fuzz/run.sh, docs/robustness.md).

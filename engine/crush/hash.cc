@@ -87,10 +87,16 @@ uint32_t crush_hash32_5(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t
 // it and as pairs of SSE2 operations otherwise. Bit-identical to the scalar function.
 typedef uint32_t V8 __attribute__((vector_size(32)));
 
-__attribute__((target_clones("avx2", "default"))) void crush_hash32_3_x8(uint32_t a,
-                                                                         const int32_t* b,
-                                                                         uint32_t c,
-                                                                         uint32_t* out) {
+// ThreadSanitizer instruments the clones' ifunc resolver, which the dynamic loader runs before
+// the sanitizer's runtime is up (a crash at start): a TSan build (make tsan) has one version.
+#if defined(__SANITIZE_THREAD__)
+#define GRANARY_AVX2_CLONES
+#else
+#define GRANARY_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
+GRANARY_AVX2_CLONES void crush_hash32_3_x8(uint32_t a, const int32_t* b, uint32_t c,
+                                           uint32_t* out) {
   V8 va = {a, a, a, a, a, a, a, a};
   V8 vb;
   std::memcpy(&vb, b, sizeof vb);
