@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <utility>
 
@@ -62,12 +63,14 @@ struct RealEnv::Host {
   double nic_free_s = 0;                // when the modelled NIC has sent what it was given
   std::vector<Computation*> computing;  // processor sharing among these
   double advanced_s = 0;                // computing's remaining work is as of this time
+  double unreachable_until_s = -1;      // another process's host whose transport failed
 };
 
 struct RealEnv::Delivery {
   double at_s = 0;
   uint64_t order = 0;
   RealEndpoint* to = nullptr;
+  HostId remote = -1;  // the transport takes it to this host; -1: delivered here
   Message message;
   // A min-heap through std::push_heap's max-heap: "less" is "later".
   bool operator<(const Delivery& o) const {
@@ -303,6 +306,7 @@ TaskId RealEnv::spawn(HostId host, std::string name, std::function<void()> task,
                       TaskOptions options) {
   std::lock_guard lock(mu_);
   GRANARY_CHECK(host >= 0 && static_cast<size_t>(host) < hosts_.size());
+  GRANARY_CHECK(hosts_[static_cast<size_t>(host)]->options.local);  // tasks run where they live
   auto t = std::make_unique<Task>();
   t->env = this;
   t->id = next_task_++;
@@ -491,6 +495,7 @@ RealEnv::RealEndpoint& RealEnv::record(std::string_view name) {
 Endpoint& RealEnv::endpoint(HostId host, std::string_view name) {
   std::lock_guard lock(mu_);
   GRANARY_CHECK(host >= 0 && static_cast<size_t>(host) < hosts_.size());
+  GRANARY_CHECK(hosts_[static_cast<size_t>(host)]->options.local);  // created where it lives
   RealEndpoint& ep = record(name);
   if (!ep.created_) {
     ep.created_ = true;
@@ -561,7 +566,17 @@ void RealEnv::deliverer_main() {
       std::pop_heap(deliveries_.begin(), deliveries_.end());
       Delivery d = std::move(deliveries_.back());
       deliveries_.pop_back();
-      deliver(*d.to, std::move(d.message));
+      if (d.remote < 0) {
+        deliver(*d.to, std::move(d.message));
+        continue;
+      }
+      const std::string name = d.to->name_;
+      lock.unlock();
+      if (Status s = send_remote(d.remote, name, d.message); !s.ok()) {
+        std::fprintf(stderr, "granary: a delayed message to %s was not sent: %s\n", name.c_str(),
+                     s.to_string().c_str());
+      }
+      lock.lock();
       continue;
     }
     deliverer_cv_.wait_until(lock, at(deliveries_.front().at_s));
@@ -569,7 +584,7 @@ void RealEnv::deliverer_main() {
 }
 
 Status RealEnv::send(HostId from, std::string_view to, Message message) {
-  std::lock_guard lock(mu_);
+  Lock lock(mu_);
   if (from < 0 || static_cast<size_t>(from) >= hosts_.size()) {
     return Status::invalid_argument("send to " + std::string(to) + ": no host " +
                                     std::to_string(from));
@@ -579,21 +594,85 @@ Status RealEnv::send(HostId from, std::string_view to, Message message) {
     return Status::unavailable("send from host " + std::to_string(from) + " to " + std::string(to) +
                                ": the sending host is down");
   }
-  if (ep.created_ && hosts_[static_cast<size_t>(ep.host_)]->down) {
-    return Status::unavailable("send to " + std::string(to) + ": its host " +
-                               std::to_string(ep.host_) + " is down");
+  const HostId dest = resolve(ep);
+  const Host* dest_host = dest >= 0 ? hosts_[static_cast<size_t>(dest)].get() : nullptr;
+  if (dest_host != nullptr && (dest_host->down || now_s() < dest_host->unreachable_until_s)) {
+    return Status::unavailable("send to " + std::string(to) + ": its host " + std::to_string(dest) +
+                               " is down");
+  }
+  const bool remote = dest_host != nullptr && !dest_host->options.local;
+  if (remote && transport_ == nullptr) {
+    return Status::unavailable("send to " + std::string(to) + ": host " + std::to_string(dest) +
+                               " is in another process and no transport is attached");
   }
   const uint64_t wire = message.wire_bytes();
-  if (Status s = ep.budget_.admit(ep.name_, wire); !s.ok()) return s;
+  if (!remote) {
+    if (Status s = ep.budget_.admit(ep.name_, wire); !s.ok()) return s;
+  }
   const double arrive = arrival_s(from, ep, wire);
   if (arrive <= now_s() && deliveries_.empty()) {
-    deliver(ep, std::move(message));
-    return Status::ok_status();
+    if (!remote) {
+      deliver(ep, std::move(message));
+      return Status::ok_status();
+    }
+    lock.unlock();
+    return send_remote(dest, ep.name_, message);
   }
-  deliveries_.push_back(Delivery{arrive, next_delivery_++, &ep, std::move(message)});
+  deliveries_.push_back(
+      Delivery{arrive, next_delivery_++, &ep, remote ? dest : -1, std::move(message)});
   std::push_heap(deliveries_.begin(), deliveries_.end());
   if (deliveries_.front().order == next_delivery_ - 1) deliverer_cv_.notify_one();  // earliest now
   return Status::ok_status();
+}
+
+HostId RealEnv::resolve(const RealEndpoint& ep) const {
+  if (ep.created_) return ep.host_;
+  std::string_view name = ep.name_;
+  for (;;) {
+    auto it = placed_.find(name);
+    if (it != placed_.end()) return it->second;
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos) return -1;
+    name = name.substr(0, dot);
+  }
+}
+
+Status RealEnv::send_remote(HostId to_host, const std::string& to, const Message& message) {
+  Status s = transport_->send(to_host, to, message);
+  if (s.code() == Status::Code::kUnavailable) {
+    std::lock_guard lock(mu_);
+    hosts_[static_cast<size_t>(to_host)]->unreachable_until_s = now_s() + retry_down_s;
+  }
+  return s;
+}
+
+void RealEnv::attach_transport(Transport* transport) {
+  std::lock_guard lock(mu_);
+  GRANARY_CHECK(!running_);
+  transport_ = transport;
+}
+
+void RealEnv::place(std::string name, HostId host) {
+  std::lock_guard lock(mu_);
+  GRANARY_CHECK(host >= 0 && static_cast<size_t>(host) < hosts_.size());
+  placed_[std::move(name)] = host;
+}
+
+void RealEnv::deliver_from_network(HostId from, std::string to, Message message) {
+  std::lock_guard lock(mu_);
+  RealEndpoint& ep = record(to);
+  const HostId here = resolve(ep);
+  if (here >= 0 && !hosts_[static_cast<size_t>(here)]->options.local) {
+    std::fprintf(stderr, "granary: dropped a message from host %d for %s, which is not here\n",
+                 from, to.c_str());
+    return;
+  }
+  if (Status s = ep.budget_.admit(ep.name_, message.wire_bytes()); !s.ok()) {
+    std::fprintf(stderr, "granary: dropped a message from host %d: %s\n", from,
+                 s.message().c_str());
+    return;
+  }
+  deliver(ep, std::move(message));
 }
 
 Status RealEnv::send_from_device(Device& device, uint64_t offset, uint64_t length,

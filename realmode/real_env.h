@@ -29,6 +29,8 @@
 //    delivery thread empties at their times; deliveries at the same time keep send order.
 //  - send_from_device reads the range in the calling thread (io_uring, no Env lock held), then
 //    sends it: the read is not overlapped with the transfer.
+//  - Hosts of other processes (attach_transport below): their messages travel through the
+//    Transport (libfabric), after the same NIC model.
 //  - random(): each task has its own stream, seeded from the world's seed and the task's id, so
 //    tasks never share a generator across threads; outside tasks, the world's stream.
 //
@@ -58,11 +60,15 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "realmode/transport.h"
 
 namespace granary::realmode {
 
 struct RealHostOptions {
   std::string name;
+  // A host of this process (its tasks, endpoints and drives live here), or another process's,
+  // reached through the transport (attach_transport).
+  bool local = true;
   int cores = 1;  // the cores compute_s shares (>= 1)
   // The NIC modelled in user space for what leaves the host: bytes per second for messages
   // larger than kSmallMessageBytes (0: not paced, the real link's own speed) and the one-way
@@ -92,6 +98,20 @@ class RealEnv final : public Env {
   Result<DeviceId> add_device(std::unique_ptr<Device> device);
   // Marks `host` down or up again (engine/env.h, "Hosts that go down"); from any thread.
   void set_host_down(HostId host, bool down);
+
+  // Several processes. Each process's RealEnv lists every host of the world, its own `local`;
+  // messages to an endpoint on another host go through `transport` (owned by the caller, set
+  // before the world runs, outliving it), whose deliveries the caller hands to
+  // deliver_from_network. An endpoint's host is known where it was created; elsewhere from the
+  // launcher's table of service names: place("osd.3", 2) says that "osd.3" and the names under
+  // it ("osd.3.recovery") live on host 2 (the longest placed prefix at a '.' boundary wins).
+  // A send to a remote endpoint is not counted against its queue limit here (the receiving
+  // process counts it and drops what would pass the limit, logging it); a send to a host whose
+  // transport failed is refused (kUnavailable) for retry_down_s, then tried again.
+  void attach_transport(Transport* transport);
+  void place(std::string name, HostId host);
+  void deliver_from_network(HostId from, std::string to, Message message);
+  double retry_down_s = 1.0;
 
   // Runs the world (see above). Once at a time; from outside tasks.
   Status run(const RealRunOptions& options = {});
@@ -148,6 +168,11 @@ class RealEnv final : public Env {
   void advance(Host& host);
   // Cancels every task still running (mu_ held), e.g. the daemons at the end of a run.
   void cancel_all();
+  // The host of endpoint `name` as far as this process knows (created here, or placed), or -1.
+  HostId resolve(const RealEndpoint& ep) const;  // mu_ held
+  // Hands `message` to the transport for host `to_host` (no lock held); marks the host down
+  // for retry_down_s when the transport cannot reach it.
+  Status send_remote(HostId to_host, const std::string& to, const Message& message);
 
   const uint64_t seed_;
   mutable std::mutex mu_;  // everything below
@@ -160,6 +185,8 @@ class RealEnv final : public Env {
   std::condition_variable run_cv_;     // a task ended, or a task failed
   Status failure_;                     // the first task that failed, or OK
   std::map<std::string, std::unique_ptr<RealEndpoint>, std::less<>> endpoints_;
+  std::map<std::string, HostId, std::less<>> placed_;  // the launcher's table of names
+  Transport* transport_ = nullptr;
   std::vector<Delivery> deliveries_;  // a min-heap by time, then send order
   uint64_t next_delivery_ = 0;
   std::condition_variable deliverer_cv_;

@@ -7,9 +7,6 @@
 #include "realmode/transport.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -17,27 +14,13 @@
 #include <random>
 #include <thread>
 
+#include "tests/realmode/loopback.h"
+
 namespace granary::realmode {
 namespace {
 
-// A TCP port nobody listens on now (the kernel's choice for port 0).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  close(fd);
-  return ntohs(sa.sin_port);
-}
-
-std::vector<std::string> loopback_table(int hosts) {
-  std::vector<std::string> t;
-  for (int i = 0; i < hosts; ++i) t.push_back("127.0.0.1:" + std::to_string(free_port()));
-  return t;
-}
+using test::free_port;
+using test::loopback_table;
 
 struct Received {
   HostId from;
