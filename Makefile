@@ -73,6 +73,7 @@ bench: deps
 	tests/bench/cost_estimate_bench.sh $(BUILD_DIR)
 	tests/bench/codec_bench.sh $(BUILD_DIR)
 	tests/bench/uring_device_bench.sh $(BUILD_DIR)
+	tests/bench/transport_bench.sh $(BUILD_DIR)
 
 soak: deps
 	$(MAKE) build

@@ -711,6 +711,10 @@ std::unique_ptr<Semaphore> RealEnv::make_semaphore(int initial) {
   return std::make_unique<RealSemaphore>(*this, initial);
 }
 
+MutableBuffer RealEnv::allocate(size_t bytes) {
+  return pool_->take(bytes, /*zeroed=*/true);
+}
+
 Random& RealEnv::random() {
   Task* t = current_task();
   return t != nullptr ? t->random : random_;

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "realmode/buffer_pool.h"
 #include "realmode/transport.h"
 
 namespace granary::realmode {
@@ -131,6 +132,11 @@ class RealEnv final : public Env {
   Device& device(DeviceId id) override;
   std::unique_ptr<Semaphore> make_semaphore(int initial) override;
   Random& random() override;
+  // Zeroed, aligned memory from the process's BufferPool (reused, not faulted in afresh).
+  MutableBuffer allocate(size_t bytes) override;
+  // The pool allocate() draws from; the transport's bulk receives should share it
+  // (TransportOptions::pool).
+  const std::shared_ptr<BufferPool>& pool() const { return pool_; }
 
  private:
   struct Waiter;
@@ -197,6 +203,7 @@ class RealEnv final : public Env {
   std::atomic<Clock::rep> origin_{0};  // world time 0 of this run, steady_clock ticks
   std::atomic<double> frozen_s_{0};    // now_s() while no run is in progress
   Random random_;                      // outside tasks
+  std::shared_ptr<BufferPool> pool_ = BufferPool::create();
 };
 
 }  // namespace granary::realmode

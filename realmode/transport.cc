@@ -166,7 +166,9 @@ struct Transport::Peer {
 };
 
 Transport::Transport(TransportOptions options, Deliver deliver, Log log)
-    : options_(std::move(options)), deliver_(std::move(deliver)), log_(std::move(log)) {}
+    : options_(std::move(options)), deliver_(std::move(deliver)), log_(std::move(log)) {
+  if (!options_.pool) options_.pool = BufferPool::create();
+}
 
 Result<std::unique_ptr<Transport>> Transport::open(TransportOptions options, Deliver deliver,
                                                    Log log) {
@@ -776,7 +778,7 @@ void Transport::on_message(HostId from, const Frame& frame) {
   op->peer = from;
   op->inline_body.assign(parsed->second.begin(), parsed->second.end());
   op->envelope = std::move(e);
-  op->into = MutableBuffer(op->envelope.bulk_bytes);
+  op->into = options_.pool->take(op->envelope.bulk_bytes, /*zeroed=*/false);  // read over
   if (mr_mode_ & FI_MR_LOCAL) {
     Result<std::unique_ptr<Registration>> r =
         register_memory(op->into.data(), op->into.size(), FI_READ);

@@ -52,6 +52,7 @@
 
 #include "engine/env.h"
 #include "realmode/auth.h"
+#include "realmode/buffer_pool.h"
 #include "realmode/codec.h"
 #include "realmode/frame.h"
 
@@ -87,6 +88,9 @@ struct TransportOptions {
   double handshake_timeout_s = 5.0;
   FrameLimits frame_limits;
   CodecLimits codec_limits;
+  // Where bulk receives land (shared with the process's RealEnv::allocate); null: a pool of
+  // the transport's own.
+  std::shared_ptr<BufferPool> pool;
 };
 
 class Transport {

@@ -75,6 +75,7 @@ class LoopbackCluster {
     t.host = h;
     t.hosts = table_;
     t.key = key_;
+    t.pool = p->env->pool();
     RealEnv* env = p->env.get();
     auto transport = Transport::open(
         t,

@@ -54,6 +54,8 @@ class Node {
     status_ = t.status();
     if (t.ok()) transport_ = std::move(t).value();
   }
+  // The transport goes first: its progress thread calls back into what follows.
+  ~Node() { transport_.reset(); }
   const Status& status() const { return status_; }
   Transport& transport() { return *transport_; }
   // Waits up to 10 s for `n` messages.
