@@ -2,7 +2,9 @@
 #include "realmode/transport.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
+#include <openssl/rand.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -10,9 +12,12 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -47,6 +52,32 @@ Result<sockaddr_in> parse_address(const std::string& text) {
   }
   sa.sin_port = htons(static_cast<uint16_t>(p));
   return sa;
+}
+
+// Debian's libfabric links the psm provider's libinfinipath, which installs handlers for
+// SIGINT, SIGTERM, SIGSEGV and SIGBUS when it is loaded that call exit(): in a process with
+// threads that deadlocks in the exit handlers (a daemon told to stop, or `timeout`, hangs) and
+// it hides a crash's signal. Those handlers, and only those, go back to the default.
+void drop_infinipath_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS}) {
+      struct sigaction now {};
+      if (sigaction(sig, nullptr, &now) != 0) continue;
+      const void* handler = (now.sa_flags & SA_SIGINFO) != 0
+                                ? reinterpret_cast<const void*>(now.sa_sigaction)
+                                : reinterpret_cast<const void*>(now.sa_handler);
+      if (handler == reinterpret_cast<const void*>(SIG_DFL) ||
+          handler == reinterpret_cast<const void*>(SIG_IGN)) {
+        continue;
+      }
+      Dl_info where{};
+      if (dladdr(handler, &where) != 0 && where.dli_fname != nullptr &&
+          std::strstr(where.dli_fname, "libinfinipath") != nullptr) {
+        std::signal(sig, SIG_DFL);
+      }
+    }
+  });
 }
 
 bool is_auth(uint16_t type) {
@@ -141,6 +172,7 @@ struct Transport::Op {
     Op* op;
   } context{};
   enum class Kind { kReceive, kSend, kBulkHold, kBulkRead } kind = Kind::kSend;
+  bool posted = false;                  // kReceive: handed to the provider, not completed yet
   std::vector<std::byte> bytes;         // a receive buffer, or a frame being sent
   std::unique_ptr<Registration> local;  // of bytes or into (FI_MR_LOCAL)
   // kBulkHold: the region a peer reads, kept until its kBulkDoneType.
@@ -156,9 +188,16 @@ struct Transport::Op {
   void* ctx() { return &context; }
 };
 
+// Frames an unauthenticated peer may have held for it while it authenticates (transport.h).
+constexpr size_t kHeldFrames = 128;
+
 struct Transport::Peer {
   bool authenticated = false;
+  std::vector<std::vector<std::byte>> held;  // its frames that came before it authenticated
   bool hello_sent = false;
+  // The peer process's incarnation (transport.h) when it authenticated, and the ones its
+  // Hello and its Challenge named while a handshake is under way.
+  uint64_t incarnation = 0, hello_incarnation = 0, challenge_incarnation = 0;
   std::string failure;  // the connector's handshake failed: why
   std::unique_ptr<AcceptorHandshake> acceptor;
   std::unique_ptr<ConnectorHandshake> connector;
@@ -172,6 +211,7 @@ Transport::Transport(TransportOptions options, Deliver deliver, Log log)
 
 Result<std::unique_ptr<Transport>> Transport::open(TransportOptions options, Deliver deliver,
                                                    Log log) {
+  drop_infinipath_signal_handlers();
   if (options.hosts.empty() || options.host < 0 ||
       static_cast<size_t>(options.host) >= options.hosts.size()) {
     return Status::invalid_argument("transport: host " + std::to_string(options.host) +
@@ -195,6 +235,11 @@ Result<std::unique_ptr<Transport>> Transport::open(TransportOptions options, Del
 }
 
 Status Transport::start() {
+  while (incarnation_ == 0) {
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&incarnation_), sizeof incarnation_) != 1) {
+      return Status::io_error("transport: the random number generator failed");
+    }
+  }
   std::vector<sockaddr_in> table;
   for (const std::string& h : options_.hosts) {
     Result<sockaddr_in> sa = parse_address(h);
@@ -273,7 +318,17 @@ Status Transport::start() {
 
 Transport::~Transport() {
   {
-    std::lock_guard lock(mu_);
+    // Sends still in flight complete (or fail) first, for up to a second: closing rxm's
+    // endpoint under a pending rendezvous send crashes in libfabric 1.17.
+    std::unique_lock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::any_of(outstanding_.begin(), outstanding_.end(),
+                       [](const Op* op) { return op->kind == Op::Kind::kSend; }) &&
+           std::chrono::steady_clock::now() < deadline) {
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      lock.lock();
+    }
     stop_ = true;
   }
   peers_cv_.notify_all();
@@ -315,6 +370,7 @@ Result<std::unique_ptr<Transport::Registration>> Transport::register_memory(cons
 }
 
 Status Transport::post_receive(Op* op) {
+  op->posted = true;
   for (;;) {
     const ssize_t ret = fi_recv(ep_, op->bytes.data(), op->bytes.size(),
                                 op->local ? op->local->desc : nullptr, FI_ADDR_UNSPEC, op->ctx());
@@ -340,21 +396,48 @@ Status Transport::post_frame(HostId host, std::vector<std::byte> frame) {
     std::lock_guard lock(mu_);
     outstanding_.insert(raw);
   }
+  // The provider refuses a send (FI_EAGAIN) while its queue is full, and for as long as it
+  // cannot connect to the peer: a dead peer would hold the caller for ever. A task waits up to
+  // handshake_timeout_s; the progress thread, which must go back to its completions, 0.2 s.
+  const bool progress_thread = std::this_thread::get_id() == progress_.get_id();
+  const double wait_s = progress_thread ? 0.2 : options_.handshake_timeout_s;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(wait_s));
+  const std::string who =
+      "host " + std::to_string(host) + " (" + options_.hosts[static_cast<size_t>(host)] + ")";
   for (;;) {
     const ssize_t ret =
         fi_send(ep_, raw->bytes.data(), raw->bytes.size(), raw->local ? raw->local->desc : nullptr,
                 addresses_[static_cast<size_t>(host)], raw->ctx());
     if (ret == 0) return Status::ok_status();
-    if (ret != -FI_EAGAIN) {
-      std::lock_guard lock(mu_);
-      outstanding_.erase(raw);
-      delete raw;
-      return Status::io_error("transport: send to host " + std::to_string(host) + " (" +
-                              options_.hosts[static_cast<size_t>(host)] +
-                              "): " + fabric_error("fi_send", static_cast<int>(ret)));
+    const bool timed_out = ret == -FI_EAGAIN && std::chrono::steady_clock::now() >= deadline;
+    if (ret != -FI_EAGAIN || timed_out) {
+      {
+        std::lock_guard lock(mu_);
+        outstanding_.erase(raw);
+        delete raw;
+      }
+      if (timed_out) {
+        lost_connection(host);
+        return Status::unavailable("transport: " + who + " took no send for " +
+                                   std::to_string(wait_s) + " s (down or unreachable)");
+      }
+      return Status::io_error("transport: send to " + who + ": " +
+                              fabric_error("fi_send", static_cast<int>(ret)));
     }
     std::this_thread::yield();  // the progress thread frees room
   }
+}
+
+void Transport::lost_connection(HostId host) {
+  std::lock_guard lock(mu_);
+  // The next send authenticates first: if the peer restarted meanwhile, nothing sent to it
+  // goes before its handshake (and is refused).
+  Peer& peer = *peers_[static_cast<size_t>(host)];
+  peer.authenticated = false;
+  peer.hello_sent = false;
+  peer.connector.reset();
 }
 
 void Transport::refuse(HostId from, const std::string& why) {
@@ -393,8 +476,7 @@ Status Transport::authenticate(HostId host) {
     }
   }
   if (start) {
-    const uint64_t seq = 0;  // handshake frames are not numbered
-    if (Status s = post_frame(host, encode_frame(kAuthHelloType, seq, {}, {})); !s.ok()) {
+    if (Status s = post_frame(host, encode_frame(kAuthHelloType, incarnation_, {}, {})); !s.ok()) {
       std::lock_guard lock(mu_);
       peer->hello_sent = false;
       return s;
@@ -423,12 +505,25 @@ void Transport::on_auth(HostId from, const Frame& frame) {
   std::unique_lock lock(mu_);
   const uint16_t type = frame.header.type;
   if (type == kAuthHelloType) {
+    const uint64_t incarnation = frame.header.sequence;
+    bool restarted = false;
+    if (peer.authenticated && incarnation != peer.incarnation) {
+      // The peer is a new process at the same address: nothing is sent to it until it has
+      // proved the key again (our sends wait in authenticate()).
+      restarted = true;
+      peer.authenticated = false;
+      peer.hello_sent = false;
+      peer.connector.reset();
+      peer.failure.clear();
+    }
+    peer.hello_incarnation = incarnation;
     peer.acceptor = std::make_unique<AcceptorHandshake>(options_.key);
     Result<std::vector<std::byte>> c = peer.acceptor->challenge();
     lock.unlock();
+    if (restarted) log_("host " + std::to_string(from) + " restarted: authenticating it again");
     if (!c.ok())
       return log_("handshake with host " + std::to_string(from) + ": " + c.status().message());
-    (void)post_frame(from, encode_frame(kAuthChallengeType, 0, *c, {}));
+    (void)post_frame(from, encode_frame(kAuthChallengeType, incarnation_, *c, {}));
     return;
   }
   if (type == kAuthChallengeType) {
@@ -436,11 +531,13 @@ void Transport::on_auth(HostId from, const Frame& frame) {
       lock.unlock();
       return refuse(from, "a challenge to a handshake it never started");
     }
+    peer.challenge_incarnation = frame.header.sequence;
     Result<std::vector<std::byte>> r = peer.connector->respond(frame.body);
     if (!r.ok()) {
       peer.failure = r.status().message();
       peers_cv_.notify_all();
       lock.unlock();
+      release_held(from, false);
       return refuse(from, r.status().message());
     }
     lock.unlock();
@@ -463,14 +560,22 @@ void Transport::on_auth(HostId from, const Frame& frame) {
       WireWriter w;
       w.string(why);
       (void)post_frame(from, encode_frame(kAuthDeniedType, 0, w.bytes(), {}));
+      release_held(from, false);
       return refuse(from, why);
     }
     Result<std::vector<std::byte>> confirm = peer.acceptor->confirm();
-    peer.authenticated = true;
     peer.acceptor.reset();
+    const uint64_t incarnation = peer.hello_incarnation;
+    lock.unlock();
+    // The confirmation is posted before the pair counts as authenticated, so that no message
+    // of ours (posted once it does) overtakes it: the peer would refuse it.
+    if (confirm.ok()) (void)post_frame(from, encode_frame(kAuthConfirmType, 0, *confirm, {}));
+    lock.lock();
+    peer.authenticated = true;
+    peer.incarnation = incarnation;
     peers_cv_.notify_all();
     lock.unlock();
-    if (confirm.ok()) (void)post_frame(from, encode_frame(kAuthConfirmType, 0, *confirm, {}));
+    release_held(from, true);
     return;
   }
   if (type == kAuthDeniedType) {
@@ -482,8 +587,11 @@ void Transport::on_auth(HostId from, const Frame& frame) {
       return refuse(from, "a malformed or unasked-for handshake denial");
     }
     peer.connector.reset();
+    peer.hello_sent = false;
     peer.failure = "it refused our handshake: " + why;
     peers_cv_.notify_all();
+    lock.unlock();
+    release_held(from, false);
     return;
   }
   // kAuthConfirmType
@@ -493,14 +601,33 @@ void Transport::on_auth(HostId from, const Frame& frame) {
   }
   const Status s = peer.connector->check(frame.body);
   peer.connector.reset();
+  peer.hello_sent = false;  // our handshake is over
   if (s.ok()) {
     peer.authenticated = true;
+    peer.incarnation = peer.challenge_incarnation;
   } else {
     peer.failure = s.message();
   }
   peers_cv_.notify_all();
   lock.unlock();
+  release_held(from, s.ok());
   if (!s.ok()) refuse(from, s.message());
+}
+
+void Transport::release_held(HostId from, bool authenticated) {
+  std::vector<std::vector<std::byte>> held;
+  {
+    std::lock_guard lock(mu_);
+    held.swap(peers_[static_cast<size_t>(from)]->held);
+  }
+  if (held.empty()) return;
+  if (!authenticated) {
+    for (size_t i = 0; i < held.size(); ++i) {
+      refuse(from, "a frame held while it authenticated, which it failed");
+    }
+    return;
+  }
+  for (const auto& frame : held) on_frame(from, frame);
 }
 
 // ---- sending
@@ -647,6 +774,11 @@ HostId Transport::host_of_address(uint64_t source) const {
 void Transport::on_completion(Op* op, uint64_t source, size_t length) {
   switch (op->kind) {
     case Op::Kind::kReceive: {
+      if (!op->posted) {
+        log_("a completion for a receive that was not posted (ignored)");
+        return;
+      }
+      op->posted = false;
       const HostId from = source == FI_ADDR_NOTAVAIL ? -1 : host_of_address(source);
       if (from < 0) {
         refuse(-1, "the sender is not in the hosts table");
@@ -673,12 +805,18 @@ void Transport::on_completion(Op* op, uint64_t source, size_t length) {
 void Transport::on_error(Op* op, int err, const std::string& what) {
   switch (op->kind) {
     case Op::Kind::kReceive:
+      if (!op->posted) {
+        log_("an error for a receive that was not posted (ignored)");
+        return;
+      }
+      op->posted = false;
       // A datagram larger than the receive buffer (FI_ETRUNC), or a broken connection.
       refuse(-1, "a receive failed: " + what + " (" + fi_strerror(err) + ")");
       if (Status s = post_receive(op); !s.ok()) log_(s.message());
       return;
     case Op::Kind::kSend: {
       log_("a send to host " + std::to_string(op->peer) + " failed: " + what);
+      lost_connection(op->peer);
       std::lock_guard lock(mu_);
       outstanding_.erase(op);
       delete op;
@@ -704,24 +842,30 @@ void Transport::on_frame(HostId from, std::span<const std::byte> bytes) {
   if (!frame.ok()) return refuse(from, frame.status().message());
   const uint16_t type = frame->header.type;
   if (is_auth(type)) return on_auth(from, *frame);
-  bool start_handshake = false;
+  bool start_handshake = false, held = false;
   {
     std::lock_guard lock(mu_);
     Peer& peer = *peers_[static_cast<size_t>(from)];
     if (!peer.authenticated) {
-      // A peer that believes it is authenticated (we restarted): authenticate it again; this
-      // frame is lost.
+      // A peer that believes the pair authenticated (one of us restarted): we authenticate it
+      // again, and hold what it sends meanwhile (a few frames) until it has proved the key.
       start_handshake = !peer.hello_sent;
       if (start_handshake) {
         peer.hello_sent = true;
         peer.connector = std::make_unique<ConnectorHandshake>(
             options_.key, "host" + std::to_string(options_.host));
       }
+      if (peer.held.size() < kHeldFrames) {
+        peer.held.emplace_back(bytes.begin(), bytes.end());
+        held = true;
+      }
     }
   }
-  if (start_handshake || !peers_[static_cast<size_t>(from)]->authenticated) {
-    if (start_handshake) (void)post_frame(from, encode_frame(kAuthHelloType, 0, {}, {}));
-    return refuse(from, "a " + body_type_name(type) + " frame before the peer authenticated");
+  if (start_handshake) (void)post_frame(from, encode_frame(kAuthHelloType, incarnation_, {}, {}));
+  if (held) return;
+  if (!peers_[static_cast<size_t>(from)]->authenticated) {
+    return refuse(from, "a " + body_type_name(type) + " frame before the peer authenticated (" +
+                            std::to_string(kHeldFrames) + " held already)");
   }
   if (type == kEnvelopeType || type == kBulkType) return on_message(from, *frame);
   if (type == kBulkDoneType) {

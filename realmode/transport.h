@@ -18,8 +18,16 @@
 //                  first message to a peer starts it (Hello); either side's completed handshake
 //                  authenticates the pair (the acceptor verified the connector's MAC, the
 //                  connector the acceptor's), and until then every other frame from the peer is
-//                  refused and logged. An acceptor that refuses a response says so
-//                  (kAuthDeniedType) so that the connector fails at once.
+//                  held (up to 128; past that refused and logged), then handled once the peer
+//                  has authenticated, or refused and logged when it fails: a peer that
+//                  believes the pair authenticated when this side restarted loses nothing. An
+//                  acceptor that refuses a response says so (kAuthDeniedType) so that the connector
+//                  fails at once. Hello and Challenge carry the sender's incarnation (a random
+//                  number drawn at open) in the header's sequence: a Hello from an authenticated
+//                  peer naming another incarnation is a restarted process, and the pair
+//                  authenticates again before anything more is sent to it. Each side counts the
+//                  pair authenticated only after its own last handshake frame is posted, so no
+//                  message overtakes it.
 // Anything refused — an address outside the table, a frame that does not check, an oversized
 // datagram (truncated by the provider), a body that does not decode, a frame from a peer that
 // has not authenticated — is dropped, logged with its reason and counted (stats()); it never
@@ -84,7 +92,8 @@ struct TransportOptions {
   // messages go by RMA.
   size_t eager_bytes = 72 * 1024;
   int receive_buffers = 64;
-  // How long the first send to a peer waits for the handshake.
+  // How long a send waits for the peer: for the handshake, and for the provider to take the
+  // send (it takes none while it cannot connect); then it fails with Unavailable.
   double handshake_timeout_s = 5.0;
   FrameLimits frame_limits;
   CodecLimits codec_limits;
@@ -142,13 +151,20 @@ class Transport {
   void on_error(Op* op, int err, const std::string& what);
   void on_frame(HostId from, std::span<const std::byte> bytes);
   void on_auth(HostId from, const Frame& frame);
+  // The frames held from `from` while it authenticated: handled once it has (in order), or
+  // refused when it failed.
+  void release_held(HostId from, bool authenticated);
   void on_message(HostId from, const Frame& frame);
   void on_bulk_read(Op* op);
   void post_read(Op* op);  // an RMA read of a bulk region (retried later when the queue is full)
   HostId host_of_address(uint64_t source) const;
   Status post_receive(Op* op);
   // Posts a frame to `host` (the op owns its bytes until completion).
+  // Unavailable when the provider takes no send for a while (transport.cc).
   Status post_frame(HostId host, std::vector<std::byte> frame);
+  // A send to `host` failed or could not be posted: the pair authenticates again before the
+  // next message.
+  void lost_connection(HostId host);
   Status authenticate(HostId host);
   Result<std::unique_ptr<Registration>> register_memory(const void* p, size_t n, uint64_t access);
   void refuse(HostId from, const std::string& why);
@@ -175,6 +191,7 @@ class Transport {
   std::deque<Op*> pending_reads_;  // progress thread only
   uint64_t next_bulk_ = 1;
   uint64_t next_key_ = 1;
+  uint64_t incarnation_ = 0;  // this process's (transport.h), drawn at start()
   Stats stats_;
   bool stop_ = false;
   std::thread progress_;

@@ -1,0 +1,236 @@
+// ClusterConfig (cluster_config.h): nlohmann/json, every field checked where it is read.
+#include "realmode/cluster_config.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace granary::realmode {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads one field with its JSON path, or records the first problem.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+  bool ok() const { return status_.ok(); }
+  Status status() const { return status_; }
+  void fail(const std::string& path, const std::string& what) {
+    if (status_.ok()) status_ = Status::invalid_argument(file_ + ": " + path + ": " + what);
+  }
+  const json* field(const json& obj, const std::string& path, const char* key, bool required) {
+    if (!obj.is_object()) {
+      fail(path, std::string("expected an object, found ") + obj.type_name());
+      return nullptr;
+    }
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(path + "/" + key, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::string string(const json& obj, const std::string& path, const char* key, bool required,
+                     std::string fallback = "") {
+    const json* v = field(obj, path, key, required);
+    if (v == nullptr) return fallback;
+    if (!v->is_string() || v->get<std::string>().empty()) {
+      fail(path + "/" + key, std::string("expected a non-empty string, found ") + v->dump());
+      return fallback;
+    }
+    return v->get<std::string>();
+  }
+  int64_t integer(const json& obj, const std::string& path, const char* key, bool required,
+                  int64_t lo, int64_t hi, int64_t fallback) {
+    const json* v = field(obj, path, key, required);
+    if (v == nullptr) return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi) {
+      fail(path + "/" + key, "expected an integer in " + std::to_string(lo) + ".." +
+                                 std::to_string(hi) + ", found " + v->dump());
+      return fallback;
+    }
+    return v->get<int64_t>();
+  }
+  double number(const json& obj, const std::string& path, const char* key, double lo, double hi,
+                double fallback) {
+    const json* v = field(obj, path, key, false);
+    if (v == nullptr) return fallback;
+    if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi) {
+      std::ostringstream range;
+      range << lo << ".." << hi;
+      fail(path + "/" + key, "expected a number in " + range.str() + ", found " + v->dump());
+      return fallback;
+    }
+    return v->get<double>();
+  }
+
+ private:
+  std::string file_;
+  Status status_;
+};
+
+void check_keys(Reader& r, const json& obj, const std::string& path,
+                std::initializer_list<const char*> known) {
+  if (!obj.is_object()) return;
+  for (const auto& [k, v] : obj.items()) {
+    bool found = false;
+    for (const char* n : known) found = found || k == n;
+    if (!found) r.fail(path + "/" + k, "unknown key");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ClusterConfig::addresses() const {
+  std::vector<std::string> out;
+  for (const ClusterHost& h : hosts) out.push_back(h.address);
+  return out;
+}
+
+Result<placement::Ring> ClusterConfig::ring() const {
+  Result<placement::RingBuilder> builder =
+      placement::RingBuilder::create({.part_power = part_power, .replicas = replicas});
+  if (!builder.ok()) return builder.status();
+  for (const ClusterOsd& o : osds) {
+    if (Status s = builder->add_device({.id = o.id,
+                                        .weight = 1.0,
+                                        .region = 0,
+                                        .zone = 0,
+                                        .host = hosts[static_cast<size_t>(o.host)].name});
+        !s.ok()) {
+      return s;
+    }
+  }
+  Random rng(7);  // every process builds the same ring
+  if (auto rebalanced = builder->rebalance(rng); !rebalanced.ok()) return rebalanced.status();
+  return builder->build();
+}
+
+Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::string& path) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return Status::invalid_argument(path + ": not JSON: " + e.what());
+  }
+  Reader r(path);
+  ClusterConfig c;
+  check_keys(r, j, "",
+             {"version", "provider", "key_file", "hosts", "osds", "names", "pool", "timeouts"});
+  if (r.integer(j, "", "version", true, 1, 1, 1) != 1) return r.status();
+  c.provider = r.string(j, "", "provider", false, c.provider);
+  c.key_file = r.string(j, "", "key_file", true);
+  const json* hosts = r.field(j, "", "hosts", true);
+  if (hosts != nullptr && (!hosts->is_array() || hosts->empty())) {
+    r.fail("/hosts", "expected a non-empty array of hosts, found " + hosts->dump());
+  }
+  if (!r.ok()) return r.status();
+  std::set<std::string> addresses;
+  for (size_t i = 0; i < hosts->size(); ++i) {
+    const std::string p = "/hosts/" + std::to_string(i);
+    const json& h = (*hosts)[i];
+    check_keys(r, h, p, {"name", "address", "cores"});
+    ClusterHost host;
+    host.name = r.string(h, p, "name", true);
+    host.address = r.string(h, p, "address", true);
+    host.cores = static_cast<int>(r.integer(h, p, "cores", false, 1, 4096, 1));
+    if (r.ok() && !addresses.insert(host.address).second) {
+      r.fail(p + "/address", "'" + host.address + "' is another host's address too");
+    }
+    c.hosts.push_back(host);
+  }
+  const auto n_hosts = static_cast<int64_t>(c.hosts.size());
+  const json* osds = r.field(j, "", "osds", true);
+  if (osds != nullptr && (!osds->is_array() || osds->empty())) {
+    r.fail("/osds", "expected a non-empty array of OSDs, found " + osds->dump());
+  }
+  if (!r.ok()) return r.status();
+  for (size_t i = 0; i < osds->size(); ++i) {
+    const std::string p = "/osds/" + std::to_string(i);
+    const json& o = (*osds)[i];
+    check_keys(r, o, p, {"id", "host", "drive", "drive_bytes", "queue_depth"});
+    ClusterOsd osd;
+    osd.id = static_cast<int32_t>(
+        r.integer(o, p, "id", true, static_cast<int64_t>(i), static_cast<int64_t>(i), 0));
+    osd.host = static_cast<int32_t>(r.integer(o, p, "host", true, 0, n_hosts - 1, 0));
+    osd.drive = r.string(o, p, "drive", true);
+    osd.drive_bytes = static_cast<uint64_t>(
+        r.integer(o, p, "drive_bytes", true, 16 << 20, int64_t{1} << 50, 16 << 20));
+    osd.queue_depth = static_cast<unsigned>(r.integer(o, p, "queue_depth", false, 1, 4096, 32));
+    if (r.ok() && osd.drive_bytes % 4096 != 0) {
+      r.fail(p + "/drive_bytes",
+             "expected a multiple of 4096, found " + std::to_string(osd.drive_bytes));
+    }
+    c.osds.push_back(osd);
+  }
+  if (const json* names = r.field(j, "", "names", false); names != nullptr) {
+    if (!names->is_object()) {
+      r.fail("/names", "expected an object of name: host, found " + names->dump());
+    } else {
+      for (const auto& [name, host] : names->items()) {
+        if (!host.is_number_integer() || host.get<int64_t>() < 0 ||
+            host.get<int64_t>() >= n_hosts) {
+          r.fail("/names/" + name,
+                 "expected a host in 0.." + std::to_string(n_hosts - 1) + ", found " + host.dump());
+          break;
+        }
+        c.names[name] = static_cast<int32_t>(host.get<int64_t>());
+      }
+    }
+  }
+  if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) {
+    check_keys(r, *pool, "/pool", {"replicas", "part_power"});
+    c.replicas = static_cast<int>(
+        r.integer(*pool, "/pool", "replicas", true, 1, static_cast<int64_t>(c.osds.size()), 1));
+    c.part_power = static_cast<int>(r.integer(*pool, "/pool", "part_power", false, 1, 16, 5));
+  }
+  if (const json* t = r.field(j, "", "timeouts", false); t != nullptr) {
+    check_keys(r, *t, "/timeouts", {"op_s", "sub_op_s", "handshake_s"});
+    c.op_timeout_s = r.number(*t, "/timeouts", "op_s", 0.01, 3600, c.op_timeout_s);
+    c.sub_op_timeout_s = r.number(*t, "/timeouts", "sub_op_s", 0.01, 3600, c.sub_op_timeout_s);
+    c.handshake_timeout_s =
+        r.number(*t, "/timeouts", "handshake_s", 0.01, 3600, c.handshake_timeout_s);
+  }
+  if (!r.ok()) return r.status();
+  return c;
+}
+
+Result<ClusterConfig> load_cluster_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::not_found(path + ": cannot open the cluster configuration");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status::io_error(path + ": read failed");
+  return parse_cluster_config(ss.str(), path);
+}
+
+std::string cluster_config_json(const ClusterConfig& c) {
+  json j;
+  j["version"] = 1;
+  j["provider"] = c.provider;
+  j["key_file"] = c.key_file;
+  j["hosts"] = json::array();
+  for (const ClusterHost& h : c.hosts) {
+    j["hosts"].push_back({{"name", h.name}, {"address", h.address}, {"cores", h.cores}});
+  }
+  j["osds"] = json::array();
+  for (const ClusterOsd& o : c.osds) {
+    j["osds"].push_back({{"id", o.id},
+                         {"host", o.host},
+                         {"drive", o.drive},
+                         {"drive_bytes", o.drive_bytes},
+                         {"queue_depth", o.queue_depth}});
+  }
+  j["names"] = json::object();
+  for (const auto& [n, h] : c.names) j["names"][n] = h;
+  j["pool"] = {{"replicas", c.replicas}, {"part_power", c.part_power}};
+  j["timeouts"] = {{"op_s", c.op_timeout_s},
+                   {"sub_op_s", c.sub_op_timeout_s},
+                   {"handshake_s", c.handshake_timeout_s}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace granary::realmode

@@ -1,0 +1,49 @@
+// granary-osd: one OSD of a real-mode cluster (realmode/README.md). Reads the cluster
+// configuration (cluster_config.h), serves OSD --osd on its drive until SIGTERM or SIGINT, and
+// says each step on stderr. Needs no privilege beyond its drive and its port.
+//   granary-osd --config cluster.json --osd 2 [--mkfs]
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+#include "realmode/cluster_process.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void on_signal(int) {
+  g_stop.store(true);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"granary-osd: one OSD of a real-mode Granary cluster"};
+  std::string config_path;
+  int osd = -1;
+  bool mkfs = false;
+  int workers = 4;
+  app.add_option("--config", config_path, "the cluster configuration (JSON, realmode/README.md)")
+      ->required();
+  app.add_option("--osd", osd, "which OSD of the configuration to serve")->required();
+  app.add_flag("--mkfs", mkfs, "format the drive first (a new OSD; erases it)");
+  app.add_option("--workers", workers, "request-serving tasks")->check(CLI::Range(1, 256));
+  CLI11_PARSE(app, argc, argv);
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGPIPE, SIG_IGN);
+  auto config = granary::realmode::load_cluster_config(config_path);
+  if (!config.ok()) {
+    std::fprintf(stderr, "granary-osd: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  granary::realmode::OsdDaemonOptions o;
+  o.mkfs = mkfs;
+  o.worker_tasks = workers;
+  o.stop = [] { return g_stop.load(); };
+  const granary::Status s = granary::realmode::run_osd_daemon(*config, osd, o);
+  if (!s.ok()) {
+    std::fprintf(stderr, "granary-osd: osd.%d: %s\n", osd, s.message().c_str());
+    return 1;
+  }
+  return 0;
+}
