@@ -80,6 +80,9 @@ void drop_infinipath_signal_handlers() {
   });
 }
 
+// The transport whose progress thread this is (null on other threads).
+thread_local const Transport* t_progress_of = nullptr;
+
 bool is_auth(uint16_t type) {
   return type == kAuthHelloType || type == kAuthChallengeType || type == kAuthResponseType ||
          type == kAuthConfirmType || type == kAuthDeniedType;
@@ -399,7 +402,7 @@ Status Transport::post_frame(HostId host, std::vector<std::byte> frame) {
   // The provider refuses a send (FI_EAGAIN) while its queue is full, and for as long as it
   // cannot connect to the peer: a dead peer would hold the caller for ever. A task waits up to
   // handshake_timeout_s; the progress thread, which must go back to its completions, 0.2 s.
-  const bool progress_thread = std::this_thread::get_id() == progress_.get_id();
+  const bool progress_thread = t_progress_of == this;
   const double wait_s = progress_thread ? 0.2 : options_.handshake_timeout_s;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -723,6 +726,7 @@ Status Transport::send_raw(HostId host, std::vector<std::byte> bytes) {
 // ---- receiving
 
 void Transport::progress_main() {
+  t_progress_of = this;
   constexpr size_t kBatch = 16;
   fi_cq_msg_entry entries[kBatch];
   fi_addr_t sources[kBatch];
