@@ -10,9 +10,10 @@
 // daemons stopped, one byte of an object's copy on a drive is flipped: after a restart the deep
 // scrub finds exactly that copy bad and rewrites it from the others, and the next finds none.
 // Before all this, a peer of the table without the cluster key is refused by a daemon and
-// garbage from an authenticated one (random bytes, cut and corrupted frames, an oversized
-// datagram) is refused and logged while the daemon serves on. Every daemon stops cleanly
-// (exit 0) on SIGTERM.
+// garbage from an authenticated one (random bytes, cut and corrupted frames) is refused and
+// logged while the daemon serves on (oversized datagrams are in transport_test.cc: see
+// realmode/README.md on closing an endpoint after one). Every daemon stops cleanly (exit 0) on
+// SIGTERM.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -84,6 +85,14 @@ class Daemon {
            at = log.find("serving at", at + 1))
         ++n;
       if (static_cast<int>(n) >= starts_) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  // Waits up to 10 s for a line of its log containing `what`.
+  bool wait_logged(const std::string& what) {
+    for (int i = 0; i < 200; ++i) {
+      if (read_file(log_).find(what) != std::string::npos) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
@@ -180,8 +189,8 @@ TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
 
   // Before any write: a peer of the table without the cluster key is refused by the daemon,
   // and garbage from an authenticated peer (random bytes, a frame cut short, one with a
-  // flipped byte, a datagram larger than the receive buffers) is refused and logged; the
-  // daemon serves on (everything below runs against it).
+  // flipped byte) is refused and logged; the daemon serves on (everything below runs against
+  // it).
   const ScanRequest scan{.request_id = 1, .pg = 0, .all_pgs = false, .reply_to = "c3.ignored"};
   {
     TransportOptions t;
@@ -211,15 +220,8 @@ TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
   std::vector<std::byte> flipped = *frame;
   flipped[300] ^= std::byte{1};
   EXPECT_TRUE(p.transport().send_raw(0, flipped).ok());
-  for (int i = 0;
-       i < 100 && read_file(daemons_[0]->log()).find("authentication failed") == std::string::npos;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_NE(read_file(daemons_[0]->log()).find("authentication failed"), std::string::npos)
-      << logs();
-  EXPECT_NE(read_file(daemons_[0]->log()).find("refused a frame from host 3"), std::string::npos)
-      << logs();
+  EXPECT_TRUE(daemons_[0]->wait_logged("authentication failed")) << logs();
+  EXPECT_TRUE(daemons_[0]->wait_logged("frame 7 data crc32c")) << logs();  // the last refusal
   placement::Ring ring = p.ring();
   services::RadosBackend backend;
   backend.placement = &ring;
