@@ -10,6 +10,19 @@
 
 namespace granary::realmode {
 
+Result<std::unique_ptr<Transport>> open_attached_transport(RealEnv& env, TransportOptions options) {
+  options.pool = env.pool();
+  RealEnv* target = &env;
+  Result<std::unique_ptr<Transport>> transport = Transport::open(
+      std::move(options),
+      [target](HostId from, std::string to, Message m) {
+        target->deliver_from_network(from, std::move(to), std::move(m));
+      },
+      nullptr);
+  if (transport.ok()) env.attach_transport(transport->get());
+  return transport;
+}
+
 Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig& config,
                                                              HostId host, uint64_t seed) {
   if (host < 0 || static_cast<size_t>(host) >= config.hosts.size()) {
@@ -40,17 +53,9 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
   t.host = host;
   t.hosts = config.addresses();
   t.key = *key;
-  t.pool = p->env_->pool();
-  RealEnv* env = p->env_.get();
-  Result<std::unique_ptr<Transport>> transport = Transport::open(
-      t,
-      [env](HostId from, std::string to, Message m) {
-        env->deliver_from_network(from, std::move(to), std::move(m));
-      },
-      nullptr);
+  Result<std::unique_ptr<Transport>> transport = open_attached_transport(*p->env_, t);
   if (!transport.ok()) return transport.status();
   p->transport_ = std::move(transport).value();
-  p->env_->attach_transport(p->transport_.get());
   return p;
 }
 

@@ -21,6 +21,11 @@
 
 namespace granary::realmode {
 
+// Opens the transport `options` describe for `env`'s process: messages it receives are
+// delivered into `env` (deliver_from_network), bulk receives draw from env's buffer pool, and
+// env sends to other hosts through it (attach_transport). It must be destroyed before `env`.
+Result<std::unique_ptr<Transport>> open_attached_transport(RealEnv& env, TransportOptions options);
+
 class ClusterProcess {
  public:
   // Loads the key, opens the transport; errors name what failed (the key file, the address).

@@ -12,7 +12,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -175,7 +174,6 @@ struct Transport::Op {
     Op* op;
   } context{};
   enum class Kind { kReceive, kSend, kBulkHold, kBulkRead } kind = Kind::kSend;
-  bool posted = false;                  // kReceive: handed to the provider, not completed yet
   std::vector<std::byte> bytes;         // a receive buffer, or a frame being sent
   std::unique_ptr<Registration> local;  // of bytes or into (FI_MR_LOCAL)
   // kBulkHold: the region a peer reads, kept until its kBulkDoneType.
@@ -205,6 +203,8 @@ struct Transport::Peer {
   std::unique_ptr<AcceptorHandshake> acceptor;
   std::unique_ptr<ConnectorHandshake> connector;
   uint64_t next_sequence = 1;
+  // Not authenticated, no handshake of ours under way (the caller holds mu_).
+  void forget();
 };
 
 Transport::Transport(TransportOptions options, Deliver deliver, Log log)
@@ -321,17 +321,7 @@ Status Transport::start() {
 
 Transport::~Transport() {
   {
-    // Sends still in flight complete (or fail) first, for up to a second: closing rxm's
-    // endpoint under a pending rendezvous send crashes in libfabric 1.17.
-    std::unique_lock lock(mu_);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (std::any_of(outstanding_.begin(), outstanding_.end(),
-                       [](const Op* op) { return op->kind == Op::Kind::kSend; }) &&
-           std::chrono::steady_clock::now() < deadline) {
-      lock.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      lock.lock();
-    }
+    std::lock_guard lock(mu_);
     stop_ = true;
   }
   peers_cv_.notify_all();
@@ -373,7 +363,6 @@ Result<std::unique_ptr<Transport::Registration>> Transport::register_memory(cons
 }
 
 Status Transport::post_receive(Op* op) {
-  op->posted = true;
   for (;;) {
     const ssize_t ret = fi_recv(ep_, op->bytes.data(), op->bytes.size(),
                                 op->local ? op->local->desc : nullptr, FI_ADDR_UNSPEC, op->ctx());
@@ -433,14 +422,17 @@ Status Transport::post_frame(HostId host, std::vector<std::byte> frame) {
   }
 }
 
+void Transport::Peer::forget() {
+  authenticated = false;
+  hello_sent = false;
+  connector.reset();
+}
+
 void Transport::lost_connection(HostId host) {
   std::lock_guard lock(mu_);
   // The next send authenticates first: if the peer restarted meanwhile, nothing sent to it
   // goes before its handshake (and is refused).
-  Peer& peer = *peers_[static_cast<size_t>(host)];
-  peer.authenticated = false;
-  peer.hello_sent = false;
-  peer.connector.reset();
+  peers_[static_cast<size_t>(host)]->forget();
 }
 
 void Transport::refuse(HostId from, const std::string& why) {
@@ -514,9 +506,7 @@ void Transport::on_auth(HostId from, const Frame& frame) {
       // The peer is a new process at the same address: nothing is sent to it until it has
       // proved the key again (our sends wait in authenticate()).
       restarted = true;
-      peer.authenticated = false;
-      peer.hello_sent = false;
-      peer.connector.reset();
+      peer.forget();
       peer.failure.clear();
     }
     peer.hello_incarnation = incarnation;
@@ -778,11 +768,6 @@ HostId Transport::host_of_address(uint64_t source) const {
 void Transport::on_completion(Op* op, uint64_t source, size_t length) {
   switch (op->kind) {
     case Op::Kind::kReceive: {
-      if (!op->posted) {
-        log_("a completion for a receive that was not posted (ignored)");
-        return;
-      }
-      op->posted = false;
       const HostId from = source == FI_ADDR_NOTAVAIL ? -1 : host_of_address(source);
       if (from < 0) {
         refuse(-1, "the sender is not in the hosts table");
@@ -809,11 +794,6 @@ void Transport::on_completion(Op* op, uint64_t source, size_t length) {
 void Transport::on_error(Op* op, int err, const std::string& what) {
   switch (op->kind) {
     case Op::Kind::kReceive:
-      if (!op->posted) {
-        log_("an error for a receive that was not posted (ignored)");
-        return;
-      }
-      op->posted = false;
       // A datagram larger than the receive buffer (FI_ETRUNC), or a broken connection.
       refuse(-1, "a receive failed: " + what + " (" + fi_strerror(err) + ")");
       if (Status s = post_receive(op); !s.ok()) log_(s.message());
@@ -846,11 +826,12 @@ void Transport::on_frame(HostId from, std::span<const std::byte> bytes) {
   if (!frame.ok()) return refuse(from, frame.status().message());
   const uint16_t type = frame->header.type;
   if (is_auth(type)) return on_auth(from, *frame);
-  bool start_handshake = false, held = false;
+  bool start_handshake = false, held = false, authenticated = false;
   {
     std::lock_guard lock(mu_);
     Peer& peer = *peers_[static_cast<size_t>(from)];
-    if (!peer.authenticated) {
+    authenticated = peer.authenticated;
+    if (!authenticated) {
       // A peer that believes the pair authenticated (one of us restarted): we authenticate it
       // again, and hold what it sends meanwhile (a few frames) until it has proved the key.
       start_handshake = !peer.hello_sent;
@@ -867,7 +848,7 @@ void Transport::on_frame(HostId from, std::span<const std::byte> bytes) {
   }
   if (start_handshake) (void)post_frame(from, encode_frame(kAuthHelloType, incarnation_, {}, {}));
   if (held) return;
-  if (!peers_[static_cast<size_t>(from)]->authenticated) {
+  if (!authenticated) {
     return refuse(from, "a " + body_type_name(type) + " frame before the peer authenticated (" +
                             std::to_string(kHeldFrames) + " held already)");
   }

@@ -19,15 +19,20 @@
 //                  authenticates the pair (the acceptor verified the connector's MAC, the
 //                  connector the acceptor's), and until then every other frame from the peer is
 //                  held (up to 128; past that refused and logged), then handled once the peer
-//                  has authenticated, or refused and logged when it fails: a peer that
-//                  believes the pair authenticated when this side restarted loses nothing. An
+//                  has authenticated, or refused and logged when it fails, so what a peer
+//                  sends to this side's new process is not lost for want of a handshake. (A
+//                  frame posted into the old process's connection before the provider saw it
+//                  close is lost, as on any connection: up to two in the tests; the services'
+//                  timeouts resend.) An
 //                  acceptor that refuses a response says so (kAuthDeniedType) so that the connector
 //                  fails at once. Hello and Challenge carry the sender's incarnation (a random
 //                  number drawn at open) in the header's sequence: a Hello from an authenticated
 //                  peer naming another incarnation is a restarted process, and the pair
 //                  authenticates again before anything more is sent to it. Each side counts the
 //                  pair authenticated only after its own last handshake frame is posted, so no
-//                  message overtakes it.
+//                  message overtakes it. A send that fails, or that the provider does not take
+//                  within handshake_timeout_s (a dead peer), makes the pair authenticate again
+//                  before the next.
 // Anything refused — an address outside the table, a frame that does not check, an oversized
 // datagram (truncated by the provider), a body that does not decode, a frame from a peer that
 // has not authenticated — is dropped, logged with its reason and counted (stats()); it never

@@ -116,6 +116,9 @@ class Daemon {
   int starts_ = 0;
 };
 
+struct Client;
+struct Writes;
+
 class OsdDaemons : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -163,6 +166,12 @@ class OsdDaemons : public ::testing::Test {
     return out;
   }
 
+  void refuse_rogue_and_garbage(ClusterProcess& p);
+  void write_through_a_kill(Client& c, Writes& writes, size_t* acked_at_kill,
+                            size_t* acked_at_restart);
+  void verify_after_recovery(Client& c, Writes& writes, recovery::PeeringReport* peered,
+                             recovery::PeeringReport* scrubbed);
+
   std::string dir_, config_path_;
   ClusterConfig config_;
   std::vector<std::unique_ptr<Daemon>> daemons_;
@@ -177,20 +186,50 @@ recovery::PeeringOptions peering(const placement::Ring& ring, bool deep) {
   return o;
 }
 
-TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
-  for (auto& d : daemons_) d->start(/*mkfs=*/true);
-  for (auto& d : daemons_) ASSERT_TRUE(d->wait_serving()) << logs();
-  auto opened = ClusterProcess::open(config_, kClientHost, 99);
-  if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported)
-    GTEST_SKIP() << opened.status().message();
-  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-  ClusterProcess& p = **opened;
-  RealEnv& env = p.env();
+// What the writers wrote: acknowledged or not, by name.
+struct Writes {
+  std::mutex mu;
+  std::map<std::string, Payload> acked, unacked;
+  size_t acked_count() {
+    std::lock_guard lock(mu);
+    return acked.size();
+  }
+  // Waits up to `seconds` until `n` writes are acknowledged.
+  void wait_acked(size_t n, double seconds) {
+    for (double waited = 0; waited < seconds && acked_count() < n; waited += 0.05) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+};
 
-  // Before any write: a peer of the table without the cluster key is refused by the daemon,
-  // and garbage from an authenticated peer (random bytes, a frame cut short, one with a
-  // flipped byte) is refused and logged; the daemon serves on (everything below runs against
-  // it).
+// The client's side of the test: its process, the ring, a StorageClient on the pool.
+struct Client {
+  explicit Client(ClusterProcess& process)
+      : p(process),
+        env(process.env()),
+        ring(process.ring()),
+        backend(make_backend()),
+        storage(env, kClientHost, backend, services::StorageClientOptions{.name = "c3"}) {}
+  services::RadosBackend make_backend() {
+    services::RadosBackend b;
+    b.placement = &ring;
+    b.op_timeout_s = p.config().op_timeout_s;
+    return b;
+  }
+  Result<recovery::PeeringReport> peer_all(bool deep) {
+    return recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, deep));
+  }
+  ClusterProcess& p;
+  RealEnv& env;
+  placement::Ring ring;
+  services::RadosBackend backend;
+  services::StorageClient storage;
+};
+
+// A peer of the table without the cluster key is refused by osd.0 (PermissionDenied, logged),
+// and garbage from an authenticated peer (random bytes, a frame cut short, one with a flipped
+// byte) is refused and logged.
+void OsdDaemons::refuse_rogue_and_garbage(ClusterProcess& p) {
   const ScanRequest scan{.request_id = 1, .pg = 0, .all_pgs = false, .reply_to = "c3.ignored"};
   {
     TransportOptions t;
@@ -222,160 +261,163 @@ TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
   EXPECT_TRUE(p.transport().send_raw(0, flipped).ok());
   EXPECT_TRUE(daemons_[0]->wait_logged("authentication failed")) << logs();
   EXPECT_TRUE(daemons_[0]->wait_logged("frame 7 data crc32c")) << logs();  // the last refusal
-  placement::Ring ring = p.ring();
-  services::RadosBackend backend;
-  backend.placement = &ring;
-  backend.op_timeout_s = p.config().op_timeout_s;
-  services::StorageClient client(env, kClientHost, backend,
-                                 services::StorageClientOptions{.name = "c3"});
+}
 
-  std::mutex mu;
-  std::map<std::string, Payload> acked, unacked;
+// Four writers write objects of random content until told to stop; osd.1 is killed with
+// SIGKILL once 100 writes are acknowledged and restarted 1.5 s later. Every PG has a copy on
+// osd.1 (three OSDs, three copies) and no monitor marks it down, so writes stall while it is
+// away; once it is back they are acknowledged again (40 more, waited for up to 15 s).
+void OsdDaemons::write_through_a_kill(Client& c, Writes& writes, size_t* acked_at_kill,
+                                      size_t* acked_at_restart) {
   std::atomic<bool> writing{true};
   for (int w = 0; w < 4; ++w) {
-    env.spawn(kClientHost, "writer" + std::to_string(w), [&, w] {
+    c.env.spawn(kClientHost, "writer" + std::to_string(w), [&, w] {
       Random rng(w + 1);
       for (int i = 0; writing.load(); ++i) {
         const size_t n = 1 + rng.uniform(i % 5 == 0 ? 300'000 : 20'000);
-        MutableBuffer b = env.allocate(n);
+        MutableBuffer b = c.env.allocate(n);
         for (auto& x : b) x = static_cast<std::byte>(rng.next_u64());
         const std::string name = "r/" + std::to_string(w) + "." + std::to_string(i);
         const Payload data = Payload::of(std::move(b).freeze());
-        const bool ok = client.write_file(name, data).ok();
-        std::lock_guard lock(mu);
-        (ok ? acked : unacked)[name] = data;
+        const bool ok = c.storage.write_file(name, data).ok();
+        std::lock_guard lock(writes.mu);
+        (ok ? writes.acked : writes.unacked)[name] = data;
       }
     });
   }
-  std::thread run([&] { EXPECT_TRUE(env.run().ok()); });
-  // Mid-write: once 100 writes are acknowledged (1-2 s here; longer under the sanitizers).
-  for (int i = 0; i < 600; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::lock_guard lock(mu);
-    if (acked.size() >= 100) break;
-  }
+  std::thread run([&] { EXPECT_TRUE(c.env.run().ok()); });
+  writes.wait_acked(100, 30);  // 1-2 s here; longer under the sanitizers
   EXPECT_EQ(daemons_[1]->kill_now(SIGKILL), -SIGKILL);
-  size_t acked_at_kill = 0;
-  {
-    std::lock_guard lock(mu);
-    acked_at_kill = acked.size();
-  }
+  *acked_at_kill = writes.acked_count();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   daemons_[1]->start(/*mkfs=*/false);
-  ASSERT_TRUE(daemons_[1]->wait_serving()) << logs();
-  // Every PG has a copy on osd.1 (three OSDs, three copies) and no monitor marks it down, so
-  // writes stall while it is away; once it is back they are acknowledged again.
-  size_t acked_at_restart = 0;
-  {
-    std::lock_guard lock(mu);
-    acked_at_restart = acked.size();
-  }
-  for (int i = 0; i < 150; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::lock_guard lock(mu);
-    if (acked.size() >= acked_at_restart + 40) break;
-  }
+  const bool serving = daemons_[1]->wait_serving();
+  *acked_at_restart = writes.acked_count();
+  if (serving) writes.wait_acked(*acked_at_restart + 40, 15);
   writing = false;
   run.join();
-  EXPECT_GE(acked_at_kill, 100u);
-  EXPECT_GE(acked.size(), acked_at_restart + 40)
-      << "writes were acknowledged again after the restart";
+  ASSERT_TRUE(serving) << logs();
+}
 
-  // Recovery, then every acknowledged object, then a deep scrub.
-  recovery::PeeringReport peered, scrubbed;
+// Peers every PG (recovery pushes what osd.1 missed), reads every acknowledged object back
+// (each must be exactly as written; an unacknowledged one may be absent, or exactly as
+// written), then deep-scrubs.
+void OsdDaemons::verify_after_recovery(Client& c, Writes& writes, recovery::PeeringReport* peered,
+                                       recovery::PeeringReport* scrubbed) {
   int lost = 0, corrupted = 0;
-  env.spawn(kClientHost, "verify", [&] {
-    auto r = recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, false));
+  c.env.spawn(kClientHost, "verify", [&] {
+    auto r = c.peer_all(/*deep=*/false);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
-    peered = *r;
+    *peered = *r;
     Buffer got;
-    for (const auto& [name, data] : acked) {
+    for (const auto& [name, data] : writes.acked) {
       if (lost + corrupted >= 3) break;  // the logs will say why; no need to wait out the rest
-      auto rd = client.read_file(name, data.size_bytes, &got);
+      auto rd = c.storage.read_file(name, data.size_bytes, &got);
       if (!rd.ok()) {
         ++lost;
-        const auto members = recovery::pg_members(ring);
-        const uint32_t pg = ring.group_of(name);
-        std::string who;
-        for (const auto& m : members)
-          if (m.pg == pg)
-            for (const auto& o : m.osds) who += o + " ";
-        ADD_FAILURE() << "acknowledged " << name << " (pg " << pg << ": " << who
+        ADD_FAILURE() << "acknowledged " << name << " (pg " << c.ring.group_of(name)
                       << "): " << rd.status().to_string();
       } else if (got != data.bytes) {
         ++corrupted;
         ADD_FAILURE() << "acknowledged " << name << " reads other bytes";
       }
     }
-    for (const auto& [name, data] : unacked) {  // may be absent; if present, exactly as written
-      auto rd = client.read_file(name, data.size_bytes, &got);
+    for (const auto& [name, data] : writes.unacked) {
+      auto rd = c.storage.read_file(name, data.size_bytes, &got);
       if (rd.ok() && got != data.bytes) {
         ++corrupted;
         ADD_FAILURE() << "unacknowledged " << name << " reads other bytes";
       }
     }
-    auto s = recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, true));
+    auto s = c.peer_all(/*deep=*/true);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
-    scrubbed = *s;
+    *scrubbed = *s;
   });
-  ASSERT_TRUE(env.run().ok());
+  ASSERT_TRUE(c.env.run().ok());
   EXPECT_EQ(lost, 0) << logs();
   EXPECT_EQ(corrupted, 0);
+}
+
+// With the OSD stopped: flips one byte of `object`'s copy on its drive, where the store keeps
+// it (as a failing drive or a stray dd would); *at is the byte's offset on the drive.
+void flip_a_byte_of(const ClusterOsd& osd, const std::string& object, uint64_t* at) {
+  {
+    UringDeviceOptions d;
+    d.path = osd.drive;
+    d.capacity_bytes = osd.drive_bytes;
+    auto device = UringDevice::open(d);
+    ASSERT_TRUE(device.ok()) << device.status().to_string();
+    auto store = store::DiskStore::mount(**device);
+    ASSERT_TRUE(store.ok()) << store.status().to_string();
+    auto extents = (*store)->extents(object);
+    ASSERT_TRUE(extents.ok() && !extents->empty()) << object;
+    *at = (*extents)[0].device_offset + (*extents)[0].length / 2;
+  }
+  const int fd = ::open(osd.drive.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  char byte = 0;
+  ASSERT_EQ(pread(fd, &byte, 1, static_cast<off_t>(*at)), 1);
+  byte = static_cast<char>(byte ^ 0x5a);
+  ASSERT_EQ(pwrite(fd, &byte, 1, static_cast<off_t>(*at)), 1);
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+}
+
+TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
+  for (auto& d : daemons_) d->start(/*mkfs=*/true);
+  for (auto& d : daemons_) ASSERT_TRUE(d->wait_serving()) << logs();
+  auto opened = ClusterProcess::open(config_, kClientHost, 99);
+  if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported)
+    GTEST_SKIP() << opened.status().message();
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  // Before any write, so that everything below runs against the daemon that refused.
+  refuse_rogue_and_garbage(**opened);
+  Client c(**opened);
+
+  Writes writes;
+  size_t acked_at_kill = 0, acked_at_restart = 0;
+  write_through_a_kill(c, writes, &acked_at_kill, &acked_at_restart);
+  EXPECT_GE(acked_at_kill, 100u);
+  EXPECT_GE(writes.acked.size(), acked_at_restart + 40)
+      << "writes were acknowledged again after the restart";
+
+  recovery::PeeringReport peered, scrubbed;
+  verify_after_recovery(c, writes, &peered, &scrubbed);
   EXPECT_GT(peered.pushes, 0u) << "the restarted OSD missed writes: recovery pushed them";
   EXPECT_EQ(scrubbed.scrub_errors, 0u);
   EXPECT_EQ(scrubbed.stale_copies, 0u);
   std::printf(
       "osd.1 killed at %zu acknowledged writes; %zu acknowledged, %zu not in all; "
       "peering pushed %llu copies (%llu bytes); scrub read %llu copies\n",
-      acked_at_kill, acked.size(), unacked.size(), static_cast<unsigned long long>(peered.pushes),
+      acked_at_kill, writes.acked.size(), writes.unacked.size(),
+      static_cast<unsigned long long>(peered.pushes),
       static_cast<unsigned long long>(peered.bytes_pushed),
       static_cast<unsigned long long>(scrubbed.scrubbed_copies));
   for (auto& d : daemons_) EXPECT_EQ(d->kill_now(SIGTERM), 0) << logs();
 
-  // A corrupted block: with the daemons stopped, one byte of an acknowledged object's copy on
-  // osd.2's drive is flipped where the store keeps it (as a failing drive or a stray dd would).
-  ASSERT_FALSE(acked.empty());
-  const std::string victim = acked.begin()->first;
-  const ClusterOsd& osd2 = config_.osds[2];
+  // A corrupted block on a stopped OSD: the deep scrub finds exactly that copy bad and
+  // rewrites it from the others; the next scrub finds none.
+  ASSERT_FALSE(writes.acked.empty());
+  const std::string victim = writes.acked.begin()->first;
   uint64_t at = 0;
-  {
-    UringDeviceOptions d;
-    d.path = osd2.drive;
-    d.capacity_bytes = osd2.drive_bytes;
-    auto device = UringDevice::open(d);
-    ASSERT_TRUE(device.ok()) << device.status().to_string();
-    auto store = store::DiskStore::mount(**device);
-    ASSERT_TRUE(store.ok()) << store.status().to_string();
-    auto extents = (*store)->extents(services::rados_object_name(victim, 0));
-    ASSERT_TRUE(extents.ok() && !extents->empty()) << victim;
-    at = (*extents)[0].device_offset + (*extents)[0].length / 2;
-  }
-  {
-    const int fd = ::open(osd2.drive.c_str(), O_RDWR);
-    ASSERT_GE(fd, 0);
-    char byte = 0;
-    ASSERT_EQ(pread(fd, &byte, 1, static_cast<off_t>(at)), 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    ASSERT_EQ(pwrite(fd, &byte, 1, static_cast<off_t>(at)), 1);
-    ASSERT_EQ(fsync(fd), 0);
-    close(fd);
-  }
+  flip_a_byte_of(config_.osds[2], services::rados_object_name(victim, 0), &at);
+  if (HasFatalFailure()) return;
   for (auto& d : daemons_) d->start(/*mkfs=*/false);
   for (auto& d : daemons_) ASSERT_TRUE(d->wait_serving()) << logs();
   recovery::PeeringReport found, clean;
-  env.spawn(kClientHost, "scrub", [&] {
-    auto s = recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, true));
+  c.env.spawn(kClientHost, "scrub", [&] {
+    auto s = c.peer_all(/*deep=*/true);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     found = *s;
     Buffer got;
-    auto rd = client.read_file(victim, acked[victim].size_bytes, &got);
+    auto rd = c.storage.read_file(victim, writes.acked[victim].size_bytes, &got);
     ASSERT_TRUE(rd.ok()) << rd.status().to_string();
-    EXPECT_TRUE(got == acked[victim].bytes);
-    s = recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, true));
+    EXPECT_TRUE(got == writes.acked[victim].bytes);
+    s = c.peer_all(/*deep=*/true);
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     clean = *s;
   });
-  ASSERT_TRUE(env.run().ok());
+  ASSERT_TRUE(c.env.run().ok());
   EXPECT_EQ(found.scrub_errors, 1u) << "the flipped byte";
   EXPECT_EQ(found.pushes, 1u) << "the bad copy rewritten from the good ones";
   EXPECT_EQ(clean.scrub_errors, 0u);

@@ -18,6 +18,7 @@
 #include "engine/services/file_mapping.h"
 #include "engine/services/osd.h"
 #include "engine/store/disk_store.h"
+#include "realmode/cluster_process.h"
 #include "realmode/real_env.h"
 #include "realmode/transport.h"
 #include "realmode/uring_device.h"
@@ -75,17 +76,9 @@ class LoopbackCluster {
     t.host = h;
     t.hosts = table_;
     t.key = key_;
-    t.pool = p->env->pool();
-    RealEnv* env = p->env.get();
-    auto transport = Transport::open(
-        t,
-        [env](HostId from, std::string to, Message m) {
-          env->deliver_from_network(from, std::move(to), std::move(m));
-        },
-        nullptr);
+    auto transport = open_attached_transport(*p->env, t);
     if (!transport.ok()) return transport.status();
     p->transport = std::move(transport).value();
-    p->env->attach_transport(p->transport.get());
     if (h < kOsds) {
       UringDeviceOptions d;
       d.id = 0;
@@ -108,6 +101,7 @@ class LoopbackCluster {
       p->osd = std::make_unique<services::OsdService>(*p->env, h, p->env->device(0), *p->store, o);
       p->osd->start();
       // The daemon's main task: serves until told to stop.
+      RealEnv* env = p->env.get();
       p->env->spawn(h, "main",
                     [env, h] { (void)env->endpoint(h, "ctl" + std::to_string(h)).recv(); });
     }
