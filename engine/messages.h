@@ -217,6 +217,10 @@ struct Shutdown {};
 struct Heartbeat {
   int32_t osd = 0;
   double sent_at_s = 0;
+  // The OSD process's incarnation (real mode: a number drawn at each start; 0: not told). A
+  // heartbeat from an up OSD with an incarnation the monitor has not seen from it before is a
+  // restart the monitor missed (monitor.h).
+  uint64_t incarnation = 0;
 };
 
 // Recovery data to an OSD's recovery daemon ("recovery.<osd>"): write the payload (`length`

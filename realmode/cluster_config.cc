@@ -1,10 +1,13 @@
 // ClusterConfig (cluster_config.h): nlohmann/json, every field checked where it is read.
 #include "realmode/cluster_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "engine/crush/edit.h"
 
 namespace granary::realmode {
 
@@ -90,23 +93,28 @@ std::vector<std::string> ClusterConfig::addresses() const {
   return out;
 }
 
-Result<placement::Ring> ClusterConfig::ring() const {
-  Result<placement::RingBuilder> builder =
-      placement::RingBuilder::create({.part_power = part_power, .replicas = replicas});
-  if (!builder.ok()) return builder.status();
-  for (const ClusterOsd& o : osds) {
-    if (Status s = builder->add_device({.id = o.id,
-                                        .weight = 1.0,
-                                        .region = 0,
-                                        .zone = 0,
-                                        .host = hosts[static_cast<size_t>(o.host)].name});
-        !s.ok()) {
-      return s;
+Result<cluster::OsdMap> ClusterConfig::osd_map() const {
+  std::vector<crush::GeneratedHost> buckets;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    crush::GeneratedHost b{hosts[h].name, {}};
+    for (const ClusterOsd& o : osds) {
+      if (static_cast<size_t>(o.host) != h) continue;
+      // Ceph's weight: the capacity in TiB, in 16.16 fixed point.
+      const uint64_t w = ((o.drive_bytes >> 20) * crush::kWeightOne) >> 20;
+      b.devices.emplace_back(o.id, static_cast<uint32_t>(std::max<uint64_t>(w, 1)));
     }
+    if (!b.devices.empty()) buckets.push_back(std::move(b));
   }
-  Random rng(7);  // every process builds the same ring
-  if (auto rebalanced = builder->rebalance(rng); !rebalanced.ok()) return rebalanced.status();
-  return builder->build();
+  Result<crush::CrushMap> crush = crush::generate_map_of_hosts(buckets);
+  if (!crush.ok()) return crush.status();
+  cluster::Pool pool;
+  pool.spec.id = kClusterPoolId;
+  pool.spec.pg_num = pg_num;
+  pool.spec.size = replicas;
+  pool.spec.crush_rule = 0;
+  pool.redundancy = cluster::Redundancy::replicated(replicas);
+  return cluster::OsdMap::create(std::make_shared<const crush::CrushMap>(std::move(crush).value()),
+                                 static_cast<int32_t>(osds.size()), {pool});
 }
 
 Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::string& path) {
@@ -118,8 +126,9 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
   }
   Reader r(path);
   ClusterConfig c;
-  check_keys(r, j, "",
-             {"version", "provider", "key_file", "hosts", "osds", "names", "pool", "timeouts"});
+  check_keys(
+      r, j, "",
+      {"version", "provider", "key_file", "hosts", "osds", "names", "pool", "monitor", "timeouts"});
   if (r.integer(j, "", "version", true, 1, 1, 1) != 1) return r.status();
   c.provider = r.string(j, "", "provider", false, c.provider);
   c.key_file = r.string(j, "", "key_file", true);
@@ -158,7 +167,7 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
     osd.host = static_cast<int32_t>(r.integer(o, p, "host", true, 0, n_hosts - 1, 0));
     osd.drive = r.string(o, p, "drive", true);
     osd.drive_bytes = static_cast<uint64_t>(
-        r.integer(o, p, "drive_bytes", true, 16 << 20, int64_t{1} << 50, 16 << 20));
+        r.integer(o, p, "drive_bytes", true, 16 << 20, int64_t{100} << 40, 16 << 20));
     osd.queue_depth = static_cast<unsigned>(r.integer(o, p, "queue_depth", false, 1, 4096, 32));
     if (r.ok() && osd.drive_bytes % 4096 != 0) {
       r.fail(p + "/drive_bytes",
@@ -182,10 +191,26 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
     }
   }
   if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) {
-    check_keys(r, *pool, "/pool", {"replicas", "part_power"});
-    c.replicas = static_cast<int>(
-        r.integer(*pool, "/pool", "replicas", true, 1, static_cast<int64_t>(c.osds.size()), 1));
-    c.part_power = static_cast<int>(r.integer(*pool, "/pool", "part_power", false, 1, 16, 5));
+    check_keys(r, *pool, "/pool", {"replicas", "pg_num"});
+    // Copies go to distinct hosts (rule replicated_host): at most one per host with OSDs.
+    std::set<int32_t> storage_hosts;
+    for (const ClusterOsd& o : c.osds) storage_hosts.insert(o.host);
+    c.replicas = static_cast<int>(r.integer(*pool, "/pool", "replicas", true, 1,
+                                            static_cast<int64_t>(storage_hosts.size()), 1));
+    c.pg_num = static_cast<uint32_t>(r.integer(*pool, "/pool", "pg_num", false, 1, 65536, 32));
+  }
+  if (const json* m = r.field(j, "", "monitor", false); m != nullptr) {
+    check_keys(r, *m, "/monitor",
+               {"host", "heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s"});
+    ClusterMonitor mon;
+    mon.host = static_cast<int32_t>(r.integer(*m, "/monitor", "host", true, 0, n_hosts - 1, 0));
+    mon.heartbeat_interval_s =
+        r.number(*m, "/monitor", "heartbeat_interval_s", 0.01, 3600, mon.heartbeat_interval_s);
+    mon.heartbeat_grace_s =
+        r.number(*m, "/monitor", "heartbeat_grace_s", 0.01, 3600, mon.heartbeat_grace_s);
+    mon.down_out_interval_s =
+        r.number(*m, "/monitor", "down_out_interval_s", 0, 1e6, mon.down_out_interval_s);
+    c.monitor = mon;
   }
   if (const json* t = r.field(j, "", "timeouts", false); t != nullptr) {
     check_keys(r, *t, "/timeouts", {"op_s", "sub_op_s", "handshake_s"});
@@ -226,7 +251,13 @@ std::string cluster_config_json(const ClusterConfig& c) {
   }
   j["names"] = json::object();
   for (const auto& [n, h] : c.names) j["names"][n] = h;
-  j["pool"] = {{"replicas", c.replicas}, {"part_power", c.part_power}};
+  j["pool"] = {{"replicas", c.replicas}, {"pg_num", c.pg_num}};
+  if (c.monitor) {
+    j["monitor"] = {{"host", c.monitor->host},
+                    {"heartbeat_interval_s", c.monitor->heartbeat_interval_s},
+                    {"heartbeat_grace_s", c.monitor->heartbeat_grace_s},
+                    {"down_out_interval_s", c.monitor->down_out_interval_s}};
+  }
   j["timeouts"] = {{"op_s", c.op_timeout_s},
                    {"sub_op_s", c.sub_op_timeout_s},
                    {"handshake_s", c.handshake_timeout_s}};

@@ -1,32 +1,41 @@
 // ClusterConfig: what every process of a real-mode cluster reads at start (the launcher,
 // `granary real up`, writes it; realmode/README.md): the hosts table, the cluster key's file,
-// the OSDs and their drives, the names that live on client hosts, and the pool every client and
-// OSD places with. All processes read the same file, so they build the same ring and the same
-// table of names.
+// the OSDs and their drives, the names that live on client hosts, the pool every client and
+// OSD places with, and the monitor. All processes read the same file, so they build the same
+// cluster map (epoch 1) and the same table of names.
 //
 //   {"version": 1, "provider": "tcp;ofi_rxm", "key_file": "/run/granary/key",
 //    "hosts": [{"name": "storage0", "address": "127.0.0.1:40001", "cores": 4}, ...],
 //    "osds": [{"id": 0, "host": 0, "drive": "/var/lib/granary/osd.0.img",
 //              "drive_bytes": 67108864, "queue_depth": 32}, ...],
 //    "names": {"c3": 3, "peer": 3},
-//    "pool": {"replicas": 3, "part_power": 5},
+//    "pool": {"replicas": 3, "pg_num": 32},
+//    "monitor": {"host": 3, "heartbeat_interval_s": 1, "heartbeat_grace_s": 3,
+//                "down_out_interval_s": 30},
 //    "timeouts": {"op_s": 5, "sub_op_s": 5, "handshake_s": 5}}
 //
 // OSD i's endpoint is "osd.<id>" on its host; a client's endpoints are the names under
-// "names" (the prefix of its reply endpoints). The pool is a ring (engine/placement/ring.h)
-// over the OSDs, OSD i a device of its host, rebalanced with a fixed seed. With no monitor
-// marking an OSD down, the timeouts end the waits on a dead one: a client's request (op_s), a
-// primary's wait for its replicas (sub_op_s; the write then fails unacknowledged), the
-// cluster-key handshake with a peer (handshake_s). Errors name the
-// file and the JSON path ("cluster.json: /osds/2/host: host 7 is not in /hosts (3 hosts)").
+// "names" (the prefix of its reply endpoints). The pool (id 1) is placed by CRUSH as Ceph
+// places a replicated pool: a map with one bucket per host that has OSDs (named as the host),
+// each OSD weighted by its drive's capacity in TiB (Ceph's convention), rule
+// "replicated_host" (chooseleaf firstn 0 type host: copies on distinct hosts), pg_num PGs.
+// With a monitor (granary-mon on its host, "mon.0"), OSDs send it heartbeats, it marks a silent
+// one down and, after down_out_interval_s (0: never), out; every process follows its epochs,
+// and each OSD peers the PGs it is primary of on each new interval
+// (engine/recovery/primary_peering.h). Without one, the map stays at epoch 1 and the timeouts
+// end the waits on a dead OSD: a client's request (op_s), a primary's wait for its replicas
+// (sub_op_s; the write then fails unacknowledged). handshake_s bounds the cluster-key handshake
+// with a peer in both cases. Errors name the file and the JSON path
+// ("cluster.json: /osds/2/host: expected an integer in 0..2, found 7").
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/placement/ring.h"
+#include "engine/cluster/osd_map.h"
 #include "engine/status.h"
 
 namespace granary::realmode {
@@ -45,6 +54,17 @@ struct ClusterOsd {
   unsigned queue_depth = 32;
 };
 
+struct ClusterMonitor {
+  int32_t host = 0;
+  double heartbeat_interval_s = 1;  // an OSD's heartbeats
+  double heartbeat_grace_s = 3;     // silence beyond one interval before it is marked down
+  double down_out_interval_s = 30;  // down this long: out (0: never)
+};
+
+// The pool's id in the cluster map, and the monitor's endpoint.
+inline constexpr int64_t kClusterPoolId = 1;
+inline constexpr const char* kMonitorEndpoint = "mon.0";
+
 struct ClusterConfig {
   std::string provider = "tcp;ofi_rxm";
   std::string key_file;
@@ -52,15 +72,16 @@ struct ClusterConfig {
   std::vector<ClusterOsd> osds;
   std::map<std::string, int32_t> names;  // client-side endpoint prefixes -> host
   int replicas = 3;
-  int part_power = 5;
+  uint32_t pg_num = 32;
+  std::optional<ClusterMonitor> monitor;
   double op_timeout_s = 5;         // timeouts/op_s
   double sub_op_timeout_s = 5;     // timeouts/sub_op_s
   double handshake_timeout_s = 5;  // timeouts/handshake_s
 
   // The hosts table for the transport.
   std::vector<std::string> addresses() const;
-  // The pool's ring (identical in every process).
-  Result<placement::Ring> ring() const;
+  // The cluster map of epoch 1: every OSD up and in (identical in every process).
+  Result<cluster::OsdMap> osd_map() const;
 };
 
 // Reads and checks the file: InvalidArgument naming the file, the JSON path, what was expected

@@ -1,8 +1,12 @@
 // ClusterProcess and granary-osd's body (cluster_process.h).
 #include "realmode/cluster_process.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <random>
 
+#include "engine/cluster/monitor.h"
+#include "engine/recovery/primary_peering.h"
 #include "engine/services/file_mapping.h"
 #include "engine/services/osd.h"
 #include "engine/store/disk_store.h"
@@ -33,9 +37,12 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
   std::unique_ptr<ClusterProcess> p(new ClusterProcess(config, host));
   Result<ClusterKey> key = ClusterKey::load(config.key_file);
   if (!key.ok()) return key.status();
-  Result<placement::Ring> ring = config.ring();
-  if (!ring.ok()) return ring.status();
-  p->ring_ = std::make_unique<placement::Ring>(std::move(ring).value());
+  Result<cluster::OsdMap> map = config.osd_map();
+  if (!map.ok()) return map.status();
+  p->initial_map_ = std::make_unique<cluster::OsdMap>(std::move(map).value());
+  Result<placement::CrushPool> pool = p->initial_map_->pool_placement(kClusterPoolId);
+  if (!pool.ok()) return pool.status();
+  p->static_pool_ = std::make_unique<placement::CrushPool>(std::move(pool).value());
   p->env_ = std::make_unique<RealEnv>(seed);
   for (size_t i = 0; i < config.hosts.size(); ++i) {
     RealHostOptions o;
@@ -47,6 +54,7 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
   }
   for (const ClusterOsd& o : config.osds) p->env_->place(services::osd_endpoint_name(o.id), o.host);
   for (const auto& [name, h] : config.names) p->env_->place(name, h);
+  if (config.monitor) p->env_->place(kMonitorEndpoint, config.monitor->host);
   TransportOptions t;
   t.provider = config.provider;
   t.handshake_timeout_s = config.handshake_timeout_s;
@@ -61,6 +69,49 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
 
 ClusterProcess::~ClusterProcess() {
   transport_.reset();  // its progress thread delivers into the Env: it goes first
+}
+
+Status ClusterProcess::follow_maps(const std::string& endpoint_name) {
+  if (!config_.monitor) {
+    return Status::invalid_argument("the cluster configuration has no monitor to follow");
+  }
+  if (map_client_) return Status::invalid_argument("this process follows the maps already");
+  cluster::MapClientOptions o;
+  o.endpoint_name = endpoint_name;
+  o.monitor_endpoint = kMonitorEndpoint;
+  // An update lost with a connection (a peer that restarted) is caught up within this long.
+  o.renew_interval_s = 4 * config_.monitor->heartbeat_interval_s;
+  map_client_ = std::make_unique<cluster::MapClient>(*env_, host_, *initial_map_, o);
+  Result<std::unique_ptr<cluster::MapPlacement>> placement =
+      cluster::MapPlacement::create(*map_client_, kClusterPoolId);
+  if (!placement.ok()) return placement.status();
+  map_placement_ = std::move(placement).value();
+  map_client_->start();
+  return Status();
+}
+
+services::RadosBackend ClusterProcess::rados_backend() {
+  services::RadosBackend b;
+  b.placement = &placement();
+  b.map_epoch = map_epoch();
+  if (b.map_epoch) {
+    b.resend_check_s = std::min(0.5, config_.op_timeout_s);
+    b.same_map_resend_s = config_.op_timeout_s;
+  } else {
+    b.op_timeout_s = config_.op_timeout_s;
+  }
+  return b;
+}
+
+placement::Placement& ClusterProcess::placement() {
+  if (map_placement_) return *map_placement_;
+  return *static_pool_;
+}
+
+std::function<uint32_t()> ClusterProcess::map_epoch() {
+  if (!map_client_) return nullptr;
+  cluster::MapClient* client = map_client_.get();
+  return [client] { return client->epoch(); };
 }
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options) {
@@ -104,15 +155,81 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   o.endpoint_name = name;
   o.worker_tasks = options.worker_tasks;
   o.sub_op_timeout_s = config.sub_op_timeout_s;
-  services::OsdService service(p.env(), me.host, drive, **store, o);
-  service.start();
   const HostId host = me.host;
+  std::unique_ptr<cluster::HeartbeatAgent> heartbeat;
+  std::unique_ptr<recovery::PrimaryPeering> peering;
+  if (config.monitor) {
+    if (Status s = p.follow_maps(name + ".map"); !s.ok()) return s;
+    cluster::HeartbeatOptions h;
+    h.monitor_endpoint = kMonitorEndpoint;
+    h.interval_s = config.monitor->heartbeat_interval_s;
+    h.incarnation = std::random_device{}() | (uint64_t{std::random_device{}()} << 32) | 1;
+    heartbeat = std::make_unique<cluster::HeartbeatAgent>(p.env(), host, me.id, h);
+    recovery::PrimaryPeeringOptions po;
+    po.osd = me.id;
+    po.reply_endpoint = name + ".peer";
+    po.member_timeout_s = config.sub_op_timeout_s;
+    po.active_wait_s = config.op_timeout_s;
+    po.log = log;
+    peering = std::make_unique<recovery::PrimaryPeering>(p.env(), host, *p.map_placement(), po);
+    o.placement = p.map_placement();
+    recovery::PrimaryPeering* raw = peering.get();
+    o.await_active = [raw](uint32_t pg) { return raw->await_active(pg); };
+  }
+  services::OsdService service(p.env(), host, drive, **store, o);
+  service.start();
+  if (heartbeat) heartbeat->start();
+  if (peering) peering->start();
   p.env().spawn(host, name + ".main", [&] {
     while (!(options.stop && options.stop())) p.env().sleep_s(0.1);
   });
-  log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address);
+  log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address +
+      (config.monitor ? " (following the monitor's maps)" : ""));
   Status result = p.env().run();
   log(name + ": stopped");
+  return result;
+}
+
+Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& options) {
+  auto log = options.log ? options.log : [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  if (!config.monitor) {
+    return Status::invalid_argument("the cluster configuration has no \"monitor\" section");
+  }
+  const HostId host = config.monitor->host;
+  Result<std::unique_ptr<ClusterProcess>> opened = ClusterProcess::open(config, host, 999);
+  if (!opened.ok()) return opened.status();
+  ClusterProcess& p = **opened;
+  cluster::MonitorOptions mo;
+  mo.endpoint_name = kMonitorEndpoint;
+  mo.heartbeat_interval_s = config.monitor->heartbeat_interval_s;
+  mo.heartbeat_grace_s = config.monitor->heartbeat_grace_s;
+  mo.down_out_interval_s = config.monitor->down_out_interval_s;
+  // No recovery manager asks for pg_temp in real mode: each OSD peers its own PGs.
+  mo.prime_pg_temp = false;
+  cluster::MonitorService monitor(p.env(), host, p.initial_map(), mo);
+  monitor.start();
+  p.env().spawn(host, "mon.main", [&] {
+    size_t said = 0;
+    while (!(options.stop && options.stop())) {
+      const std::vector<cluster::MapChange> history = monitor.history();
+      for (; said < history.size(); ++said) {
+        const cluster::MapChange& c = history[said];
+        char at[32];
+        std::snprintf(at, sizeof at, "%.3f", c.at_s);
+        log(std::string(kMonitorEndpoint) + ": epoch " + std::to_string(c.epoch) + " at " + at +
+            " s: " + c.what);
+      }
+      p.env().sleep_s(0.05);
+    }
+  });
+  log(std::string(kMonitorEndpoint) + ": serving at " +
+      config.hosts[static_cast<size_t>(host)].address + ", epoch " +
+      std::to_string(p.initial_map().epoch()) + ", " + std::to_string(config.osds.size()) +
+      " OSDs");
+  Status result = p.env().run();
+  log(std::string(kMonitorEndpoint) + ": stopped");
   return result;
 }
 

@@ -1,12 +1,22 @@
 // ClusterProcess: one process of a real-mode cluster (a daemon, or a client such as the
 // launcher's workload runner): its host's RealEnv with every host of the configuration listed
 // (its own local), the transport at its address with the cluster key, the names table (OSD i's
-// "osd.<i>" and the configuration's client names placed on their hosts), and the pool's ring.
+// "osd.<i>", "mon.0" on the monitor's host, the configuration's client names on theirs), and
+// the pool's placement: CRUSH on the cluster map of epoch 1, or, once follow_maps() is called
+// (a cluster with a monitor), on the epochs the monitor publishes.
 //
 // run_osd_daemon is granary-osd: OSD `osd`'s drive (UringDevice), formatted when asked
 // (--mkfs) and otherwise mounted (the journal replayed after a crash), its OsdService, served
 // until `stop` says so. A kill -9 loses nothing a client was told was written: the store
 // acknowledges a write only once its journal record is durable (engine/store/disk_store.h).
+// With a monitor it also sends heartbeats (with an incarnation drawn at start, so that a
+// restart the monitor did not notice is one: monitor.h), follows the maps, and peers the PGs it
+// is primary of on each new interval (engine/recovery/primary_peering.h); its client ops wait
+// for their PG to be active.
+//
+// run_mon_daemon is granary-mon: the MonitorService (engine/cluster/monitor.h) on the monitor's
+// host, starting from the map of epoch 1, logging every epoch it makes. Its map lives in memory
+// (a restarted monitor starts again from epoch 1; Ceph's monitors keep theirs in a Paxos store).
 //
 // Thread-safety: as RealEnv.
 #pragma once
@@ -15,6 +25,10 @@
 #include <memory>
 #include <string>
 
+#include "engine/cluster/map_client.h"
+#include "engine/cluster/map_placement.h"
+#include "engine/placement/crush_pool.h"
+#include "engine/services/client.h"
 #include "realmode/cluster_config.h"
 #include "realmode/real_env.h"
 #include "realmode/transport.h"
@@ -35,8 +49,25 @@ class ClusterProcess {
   RealEnv& env() { return *env_; }
   Transport& transport() { return *transport_; }
   const ClusterConfig& config() const { return config_; }
-  const placement::Ring& ring() const { return *ring_; }
   HostId host() const { return host_; }
+  // The cluster map of epoch 1.
+  const cluster::OsdMap& initial_map() const { return *initial_map_; }
+
+  // A cluster with a monitor: this process's map client (endpoint `endpoint_name`, under one of
+  // its host's names) and the placement on its maps. Before env().run(); starts the client.
+  // Errors: no monitor in the configuration, called twice.
+  Status follow_maps(const std::string& endpoint_name);
+  // The pool's placement: on the monitor's maps after follow_maps(), else epoch 1's.
+  placement::Placement& placement();
+  // The map following it, or null.
+  cluster::MapClient* map_client() { return map_client_.get(); }
+  cluster::MapPlacement* map_placement() { return map_placement_.get(); }
+  // The epoch behind placement() for services::RadosBackend::map_epoch (null without maps).
+  std::function<uint32_t()> map_epoch();
+  // A client's view of the pool: placement(), and the configuration's op_s as the time a
+  // request waits before it fails (no monitor) or is sent again (with one: after a new map,
+  // within resend_check_s; under the same map, after op_s).
+  services::RadosBackend rados_backend();
 
  private:
   ClusterProcess(ClusterConfig config, HostId host) : config_(std::move(config)), host_(host) {}
@@ -44,7 +75,10 @@ class ClusterProcess {
   HostId host_;
   std::unique_ptr<RealEnv> env_;
   std::unique_ptr<Transport> transport_;
-  std::unique_ptr<placement::Ring> ring_;
+  std::unique_ptr<cluster::OsdMap> initial_map_;
+  std::unique_ptr<placement::CrushPool> static_pool_;  // epoch 1's placement
+  std::unique_ptr<cluster::MapClient> map_client_;
+  std::unique_ptr<cluster::MapPlacement> map_placement_;
 };
 
 struct OsdDaemonOptions {
@@ -57,5 +91,14 @@ struct OsdDaemonOptions {
 };
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options);
+
+struct MonDaemonOptions {
+  // As OsdDaemonOptions.
+  std::function<bool()> stop;
+  std::function<void(const std::string&)> log;
+};
+
+// Errors: the configuration has no monitor.
+Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& options);
 
 }  // namespace granary::realmode

@@ -265,6 +265,7 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<Heartbeat>) {
   io.i32("osd", m.osd);
   io.f64("sent_at_s", m.sent_at_s);
+  io.u64("incarnation", m.incarnation);
 }
 
 template <typename Io, typename M>

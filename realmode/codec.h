@@ -2,7 +2,8 @@
 // whole Message to one frame (frame.h) and back.
 //
 // A body's type number on the wire is its index in MessageBody (ReadRequest 0 ... OsdDeviceReport
-// 21): new types are appended, and removing or reordering one changes kFrameVersion. Fields are
+// 21): new types are appended, and removing or reordering one, or changing a body's fields,
+// changes kFrameVersion. Fields are
 // written in declaration order with wire.h's primitives; enums as one byte, checked against
 // their values; ints as 32-bit two's complement. Maps (MapUpdate's incrementals and full map)
 // carry their CRUSH map in Ceph's text form (engine/crush/text_format.h, the form crushtool

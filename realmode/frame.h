@@ -30,7 +30,8 @@
 namespace granary::realmode {
 
 inline constexpr uint32_t kFrameMagic = 0x464E5247;  // "GRNF" little-endian
-inline constexpr uint16_t kFrameVersion = 1;
+// 2: Heartbeat carries the OSD process's incarnation.
+inline constexpr uint16_t kFrameVersion = 2;
 inline constexpr size_t kFrameHeaderBytes = 40;
 
 // What a receiver accepts; larger frames are refused before anything is allocated.

@@ -3,18 +3,10 @@
 // says each step on stderr. Needs no privilege beyond its drive and its port.
 //   granary-osd --config cluster.json --osd 2 [--mkfs]
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 
 #include "realmode/cluster_process.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void on_signal(int) {
-  g_stop.store(true);
-}
-}  // namespace
+#include "realmode/daemon_signals.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"granary-osd: one OSD of a real-mode Granary cluster"};
@@ -28,9 +20,7 @@ int main(int argc, char** argv) {
   app.add_flag("--mkfs", mkfs, "format the drive first (a new OSD; erases it)");
   app.add_option("--workers", workers, "request-serving tasks")->check(CLI::Range(1, 256));
   CLI11_PARSE(app, argc, argv);
-  std::signal(SIGTERM, on_signal);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGPIPE, SIG_IGN);
+  granary::realmode::install_stop_signals();
   auto config = granary::realmode::load_cluster_config(config_path);
   if (!config.ok()) {
     std::fprintf(stderr, "granary-osd: %s\n", config.status().message().c_str());
@@ -39,7 +29,7 @@ int main(int argc, char** argv) {
   granary::realmode::OsdDaemonOptions o;
   o.mkfs = mkfs;
   o.worker_tasks = workers;
-  o.stop = [] { return g_stop.load(); };
+  o.stop = granary::realmode::stop_requested;
   const granary::Status s = granary::realmode::run_osd_daemon(*config, osd, o);
   if (!s.ok()) {
     std::fprintf(stderr, "granary-osd: osd.%d: %s\n", osd, s.message().c_str());

@@ -64,6 +64,14 @@ struct RealEnv::Host {
   std::vector<Computation*> computing;  // processor sharing among these
   double advanced_s = 0;                // computing's remaining work is as of this time
   double unreachable_until_s = -1;      // another process's host whose transport failed
+  // Another process's host, while a run is in progress: the messages for it waiting for the
+  // transport, sent in order by its sender thread (started with the first).
+  std::deque<std::pair<std::string, Message>> outbox;
+  std::condition_variable outbox_cv;        // a message queued, or stop_sender
+  std::condition_variable outbox_space_cv;  // the outbox has room again
+  std::thread sender;
+  bool stop_sender = false;
+  bool said_unreachable = false;  // logged since its last successful send
 };
 
 struct RealEnv::Delivery {
@@ -475,6 +483,7 @@ Status RealEnv::run(const RealRunOptions& options) {
   lock.unlock();
   deliverer_.join();
   lock.lock();
+  stop_senders(lock);
   frozen_s_.store(*end_s);
   running_.store(false, std::memory_order_release);
   return result;
@@ -570,13 +579,7 @@ void RealEnv::deliverer_main() {
         deliver(*d.to, std::move(d.message));
         continue;
       }
-      const std::string name = d.to->name_;
-      lock.unlock();
-      if (Status s = send_remote(d.remote, name, d.message); !s.ok()) {
-        std::fprintf(stderr, "granary: a delayed message to %s was not sent: %s\n", name.c_str(),
-                     s.to_string().c_str());
-      }
-      lock.lock();
+      queue_remote(lock, d.remote, d.to->name_, std::move(d.message));
       continue;
     }
     deliverer_cv_.wait_until(lock, at(deliveries_.front().at_s));
@@ -615,7 +618,11 @@ Status RealEnv::send(HostId from, std::string_view to, Message message) {
       deliver(ep, std::move(message));
       return Status::ok_status();
     }
-    lock.unlock();
+    if (running_.load(std::memory_order_acquire)) {
+      queue_remote(lock, dest, ep.name_, std::move(message));
+      return Status::ok_status();
+    }
+    lock.unlock();  // outside a run: in the calling thread
     return send_remote(dest, ep.name_, message);
   }
   deliveries_.push_back(
@@ -634,6 +641,64 @@ HostId RealEnv::resolve(const RealEndpoint& ep) const {
     const size_t dot = name.rfind('.');
     if (dot == std::string_view::npos) return -1;
     name = name.substr(0, dot);
+  }
+}
+
+void RealEnv::queue_remote(Lock& lock, HostId to_host, const std::string& to, Message message) {
+  Host& h = *hosts_[static_cast<size_t>(to_host)];
+  // (Room is made by the sender, which never waits for ever: each transport send is bounded by
+  // the handshake timeout, and a failed one empties the outbox.)
+  h.outbox_space_cv.wait(lock, [&] { return h.outbox.size() < kOutboxMessages; });
+  h.outbox.emplace_back(to, std::move(message));
+  if (!h.sender.joinable()) h.sender = std::thread(&RealEnv::sender_main, this, to_host);
+  h.outbox_cv.notify_one();
+}
+
+void RealEnv::sender_main(HostId to_host) {
+  Lock lock(mu_);
+  Host& h = *hosts_[static_cast<size_t>(to_host)];
+  for (;;) {
+    if (h.outbox.empty()) {
+      if (h.stop_sender) return;
+      h.outbox_cv.wait(lock);
+      continue;
+    }
+    std::pair<std::string, Message> next = std::move(h.outbox.front());
+    h.outbox.pop_front();
+    h.outbox_space_cv.notify_all();
+    lock.unlock();
+    Status s = transport_->send(to_host, next.first, next.second);
+    lock.lock();
+    if (s.ok()) {
+      h.said_unreachable = false;
+      continue;
+    }
+    size_t dropped = 0;
+    if (s.code() == Status::Code::kUnavailable) {
+      h.unreachable_until_s = now_s() + retry_down_s;
+      dropped = h.outbox.size();
+      h.outbox.clear();
+      h.outbox_space_cv.notify_all();
+      if (h.said_unreachable) continue;  // once per outage
+      h.said_unreachable = true;
+    }
+    std::fprintf(stderr,
+                 "granary: a message to %s was not sent (%zu more to its host dropped): %s\n",
+                 next.first.c_str(), dropped, s.to_string().c_str());
+  }
+}
+
+void RealEnv::stop_senders(Lock& lock) {
+  for (auto& host : hosts_) {
+    Host& h = *host;
+    if (!h.sender.joinable()) continue;
+    h.stop_sender = true;
+    h.outbox_cv.notify_all();
+    std::thread sender = std::move(h.sender);
+    lock.unlock();
+    sender.join();  // once it has sent (or dropped) what was queued
+    lock.lock();
+    h.stop_sender = false;
   }
 }
 

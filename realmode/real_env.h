@@ -30,7 +30,13 @@
 //  - send_from_device reads the range in the calling thread (io_uring, no Env lock held), then
 //    sends it: the read is not overlapped with the transfer.
 //  - Hosts of other processes (attach_transport below): their messages travel through the
-//    Transport (libfabric), after the same NIC model.
+//    Transport (libfabric), after the same NIC model. During a run, such a message is queued for
+//    its host's sender thread, which hands the host's messages to the transport in order: a
+//    send never waits on another host's connection (a dead peer's handshake timeout holds up
+//    only what goes to it, as a messenger's per-connection queues do). When the transport
+//    cannot reach the host, what was queued for it is dropped (logged once per outage) and
+//    sends to it are refused for retry_down_s. run() returns once the senders have handed over
+//    everything the run sent; outside a run, a send goes through the transport at once.
 //  - random(): each task has its own stream, seeded from the world's seed and the task's id, so
 //    tasks never share a generator across threads; outside tasks, the world's stream.
 //
@@ -179,6 +185,13 @@ class RealEnv final : public Env {
   // Hands `message` to the transport for host `to_host` (no lock held); marks the host down
   // for retry_down_s when the transport cannot reach it.
   Status send_remote(HostId to_host, const std::string& to, const Message& message);
+  // During a run: queues `message` for host `to_host`'s sender (mu_ held through `lock`; waits
+  // while the outbox holds kOutboxMessages).
+  void queue_remote(Lock& lock, HostId to_host, const std::string& to, Message message);
+  void sender_main(HostId to_host);
+  // At the end of a run: each sender sends what it holds and stops (mu_ held through `lock`).
+  void stop_senders(Lock& lock);
+  static constexpr size_t kOutboxMessages = 4096;
 
   const uint64_t seed_;
   mutable std::mutex mu_;  // everything below

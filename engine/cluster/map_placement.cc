@@ -17,7 +17,45 @@ Result<std::unique_ptr<MapPlacement>> MapPlacement::create(MapClient& client, in
   return p;
 }
 
+std::string MapPlacement::describe() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->describe();
+}
+uint32_t MapPlacement::num_groups() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->num_groups();
+}
+uint32_t MapPlacement::group_of(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->group_of(name);
+}
+void MapPlacement::devices_of(uint32_t group, std::vector<int32_t>& out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out = acting_[group];
+}
+int MapPlacement::replicas() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->replicas();
+}
+int32_t MapPlacement::device_id_bound() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->device_id_bound();
+}
+std::vector<double> MapPlacement::target_shares() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->target_shares();
+}
+int64_t MapPlacement::failure_domain(int32_t d) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pool_->failure_domain(d);
+}
+uint64_t MapPlacement::interval_of(uint32_t group) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return interval_[group];
+}
+
 bool MapPlacement::follow(const OsdMap& map) {
+  std::lock_guard<std::mutex> lock(mu_);
   // An epoch that changed only pg_temp (most of a recovery's) keeps the up sets: no CRUSH.
   if (last_ && last_->same_up_sets(map)) {
     for (uint32_t pg = 0; pg < acting_.size(); ++pg) {

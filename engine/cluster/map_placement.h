@@ -15,13 +15,17 @@
 //
 // Names hash to PGs by the pool's pg_num, which no epoch changes.
 //
-// Thread-safety: like every Placement, one reader at a time: in simulation (and MemoryEnv)
-// tasks never run concurrently; in real mode the host's services guard it as they guard any
-// Placement (the client's placement mutex). Its epoch() may be read from any task.
+// Thread-safety: its own calls are safe from any task while the map client's task follows a new
+// epoch (a short std::mutex, never held across a blocking call, so uncontended in simulation
+// where tasks never run concurrently): in real mode an OSD's workers, its peering and its map
+// client's task use one placement at once. up_of() returns a reference into the state and is
+// for the map client's own callbacks and single-task worlds. Its epoch() may be read from any
+// task.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,15 +41,15 @@ class MapPlacement final : public placement::Placement {
   // start()). Errors: no such pool in the client's map.
   static Result<std::unique_ptr<MapPlacement>> create(MapClient& client, int64_t pool_id);
 
-  std::string describe() const override { return pool_->describe(); }
-  uint32_t num_groups() const override { return pool_->num_groups(); }
-  uint32_t group_of(std::string_view name) const override { return pool_->group_of(name); }
-  void devices_of(uint32_t group, std::vector<int32_t>& out) override { out = acting_[group]; }
-  int replicas() const override { return pool_->replicas(); }
-  int32_t device_id_bound() const override { return pool_->device_id_bound(); }
-  std::vector<double> target_shares() const override { return pool_->target_shares(); }
-  int64_t failure_domain(int32_t d) const override { return pool_->failure_domain(d); }
-  uint64_t interval_of(uint32_t group) const override { return interval_[group]; }
+  std::string describe() const override;
+  uint32_t num_groups() const override;
+  uint32_t group_of(std::string_view name) const override;
+  void devices_of(uint32_t group, std::vector<int32_t>& out) override;
+  int replicas() const override;
+  int32_t device_id_bound() const override;
+  std::vector<double> target_shares() const override;
+  int64_t failure_domain(int32_t d) const override;
+  uint64_t interval_of(uint32_t group) const override;
 
   // The epoch of the map behind it (its MapClient's).
   uint32_t epoch() const { return client_.epoch(); }
@@ -60,6 +64,7 @@ class MapPlacement final : public placement::Placement {
 
   MapClient& client_;
   int64_t pool_id_;
+  mutable std::mutex mu_;                         // guards what follows
   std::shared_ptr<const crush::CrushMap> crush_;  // what pool_ points into
   std::unique_ptr<placement::CrushPool> pool_;
   std::vector<std::vector<int32_t>> up_;      // [pg]

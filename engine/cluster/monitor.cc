@@ -157,13 +157,26 @@ double MonitorService::next_deadline_s() const {
   return next;
 }
 
-void MonitorService::on_heartbeat(int32_t osd) {
-  Result<Published> published = Status::not_found("nothing to publish");
+void MonitorService::on_heartbeat(const Heartbeat& hb) {
+  const int32_t osd = hb.osd;
+  std::vector<Published> published;
   {
     std::lock_guard<services::EnvMutex> lock(mu_);
     if (!map_.exists(osd)) return;  // unknown or removed: ignored
-    osds_[static_cast<size_t>(osd)].last_heard_s = env_.now_s();
-    if (map_.is_up(osd)) return;
+    OsdTrack& track = osds_[static_cast<size_t>(osd)];
+    track.last_heard_s = env_.now_s();
+    const bool restarted =
+        hb.incarnation != 0 && track.incarnation != 0 && hb.incarnation != track.incarnation;
+    if (hb.incarnation != 0) track.incarnation = hb.incarnation;
+    if (map_.is_up(osd) && !restarted) return;
+    if (map_.is_up(osd)) {
+      // A new process of an OSD still marked up: the old one died unnoticed. Down first.
+      Incremental down;
+      down.mark_down.push_back(osd);
+      Result<Published> d = apply_locked(down, false);
+      GRANARY_CHECK(d.ok());
+      published.push_back(std::move(d).value());
+    }
     // A heartbeat from a down OSD: it booted.
     Incremental boot;
     boot.mark_up.push_back(osd);
@@ -171,9 +184,10 @@ void MonitorService::on_heartbeat(int32_t osd) {
         options_.auto_mark_auto_out_in) {
       boot.mark_in.push_back(osd);
     }
-    published = apply_locked(boot, false);
+    Result<Published> up = apply_locked(boot, false);
+    if (up.ok()) published.push_back(std::move(up).value());
   }
-  if (published.ok()) publish(*published);
+  for (const Published& p : published) publish(p);
 }
 
 void MonitorService::check_deadlines() {
@@ -230,7 +244,7 @@ void MonitorService::serve() {
     if (m.ok()) {
       if (std::holds_alternative<Shutdown>(m->body)) return;
       if (const auto* hb = std::get_if<Heartbeat>(&m->body); hb != nullptr && hb->osd != kWakeUp) {
-        on_heartbeat(hb->osd);
+        on_heartbeat(*hb);
       } else if (const auto* sub = std::get_if<MapSubscribe>(&m->body)) {
         on_subscribe(*sub);
       } else if (const auto* temp = std::get_if<PgTempRequest>(&m->body)) {
@@ -294,8 +308,9 @@ void HeartbeatAgent::loop(uint64_t generation, double first_delay_s) {
       std::lock_guard<services::EnvMutex> lock(mu_);
       if (!running_ || generation_ != generation) return;
     }
-    env_.send(host_, options_.monitor_endpoint,
-              Message{Heartbeat{osd_, env_.now_s()}, {}, /*header_bytes=*/64});
+    env_.send(
+        host_, options_.monitor_endpoint,
+        Message{Heartbeat{osd_, env_.now_s(), options_.incarnation}, {}, /*header_bytes=*/64});
     env_.sleep_s(options_.interval_s);
   }
 }

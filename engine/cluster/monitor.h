@@ -28,6 +28,12 @@
 // mon_osd_prime_pg_temp), so PGs whose up set moves keep being served by the OSDs that have
 // their data until their peering asks otherwise.
 //
+// A heartbeat that carries an incarnation (Heartbeat::incarnation, real mode) tells the monitor
+// when an OSD process restarted faster than it could be marked down: an up OSD whose heartbeat
+// comes from a new incarnation is marked down in one epoch and up in the next (Ceph's monitor
+// marks the old instance down when a new one boots: OSDMonitor::prepare_boot), so that every
+// PG it serves starts a new interval and peers (the restarted OSD missed writes).
+//
 // The monitor is one task that receives on its endpoint with a timeout set to the next
 // deadline, so marks happen at the exact deadline (deterministic, no polling). A crashed OSD is
 // an agent that was stop()ped (or whose host's endpoints fail in real mode); restart() is the
@@ -99,7 +105,8 @@ class MonitorService {
   struct OsdTrack {
     double last_heard_s = 0;
     double down_at_s = -1;
-    bool auto_out = false;  // marked out by the monitor (down too long)
+    bool auto_out = false;     // marked out by the monitor (down too long)
+    uint64_t incarnation = 0;  // the last one heard (0: none told)
   };
 
   // An epoch to send to the subscribers.
@@ -112,7 +119,7 @@ class MonitorService {
   // publish. Requires mu_.
   Result<Published> apply_locked(Incremental change, bool auto_out);
   void publish(const Published& p);
-  void on_heartbeat(int32_t osd);
+  void on_heartbeat(const Heartbeat& hb);
   void on_subscribe(const MapSubscribe& s);
   void on_pg_temp(const PgTempRequest& r);
   void check_deadlines();
@@ -136,8 +143,9 @@ class MonitorService {
 
 struct HeartbeatOptions {
   std::string monitor_endpoint = "mon.0";
-  double interval_s = 6;  // osd_heartbeat_interval
-  double first_at_s = 0;  // delay of the first heartbeat after start() (spreads the agents)
+  double interval_s = 6;     // osd_heartbeat_interval
+  double first_at_s = 0;     // delay of the first heartbeat after start() (spreads the agents)
+  uint64_t incarnation = 0;  // sent in every heartbeat (Heartbeat::incarnation; 0: none)
 };
 
 class HeartbeatAgent {

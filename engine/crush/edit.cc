@@ -74,6 +74,57 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
   if (uint64_t{spec.device_weight} * devices > kMaxBucketWeight) {
     return Status::invalid_argument("the generated CRUSH map would weigh more than 65535");
   }
+  std::vector<GeneratedHost> hosts(static_cast<size_t>(spec.hosts));
+  int32_t osd = 0;
+  for (int h = 0; h < spec.hosts; ++h) {
+    hosts[h].name = spec.host_prefix + std::to_string(h);
+    for (int d = 0; d < spec.devices_per_host; ++d)
+      hosts[h].devices.emplace_back(osd++, spec.device_weight);
+  }
+  return generate_map_of_hosts(hosts, spec.device_class);
+}
+
+namespace {
+
+// generate_map_of_hosts' checks, before anything is built.
+Status check_generated_hosts(const std::vector<GeneratedHost>& hosts, bool with_class) {
+  if (hosts.empty()) return Status::invalid_argument("a generated CRUSH map needs a host");
+  if ((hosts.size() + 1) * (with_class ? 2 : 1) > uint64_t(-int64_t{kMinBucketId})) {
+    return Status::invalid_argument("a generated CRUSH map of " + std::to_string(hosts.size()) +
+                                    " hosts has too many buckets");
+  }
+  std::set<int32_t> ids;
+  std::set<std::string> names;
+  uint64_t total = 0;
+  for (const GeneratedHost& h : hosts) {
+    if (h.name.empty() || !names.insert(h.name).second) {
+      return Status::invalid_argument("host name \"" + h.name + "\" is empty or repeated");
+    }
+    if (h.devices.empty()) return Status::invalid_argument("host " + h.name + " has no device");
+    for (const auto& [id, weight] : h.devices) {
+      if (id < 0 || id > kMaxDeviceId || !ids.insert(id).second) {
+        return Status::invalid_argument("host " + h.name + ": device id " + std::to_string(id) +
+                                        " is repeated or outside 0.." +
+                                        std::to_string(kMaxDeviceId));
+      }
+      if (weight == 0) {
+        return Status::invalid_argument("host " + h.name + ": osd." + std::to_string(id) +
+                                        " has weight 0");
+      }
+      total += weight;
+    }
+  }
+  if (total > kMaxBucketWeight) {
+    return Status::invalid_argument("the generated CRUSH map would weigh more than 65535");
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<CrushMap> generate_map_of_hosts(const std::vector<GeneratedHost>& hosts,
+                                       const std::string& device_class) {
+  if (Status s = check_generated_hosts(hosts, !device_class.empty()); !s.ok()) return s;
   CrushMap map;
   map.set_tunables(*Tunables::profile("optimal"));
   const char* types[] = {"osd", "host", "chassis",    "rack", "row",    "pdu",
@@ -81,27 +132,26 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
   for (int32_t i = 0; i < 12; ++i) {
     if (Status s = map.add_type(i, types[i]); !s.ok()) return s;
   }
-  int32_t osd = 0;
   Bucket root;
   root.id = -1;
   root.type = 11;
   root.alg = BucketAlg::kStraw2;
-  for (int h = 0; h < spec.hosts; ++h) {
+  for (size_t h = 0; h < hosts.size(); ++h) {
     Bucket host;
-    host.id = -2 - h;
+    host.id = -2 - static_cast<int32_t>(h);
     host.type = 1;
     host.alg = BucketAlg::kStraw2;
-    for (int d = 0; d < spec.devices_per_host; ++d, ++osd) {
-      if (Status s = map.add_device(osd, "osd." + std::to_string(osd), spec.device_class); !s.ok())
+    uint32_t host_weight = 0;
+    for (const auto& [id, weight] : hosts[h].devices) {
+      if (Status s = map.add_device(id, "osd." + std::to_string(id), device_class); !s.ok())
         return s;
-      host.items.push_back(osd);
-      host.item_weights.push_back(spec.device_weight);
+      host.items.push_back(id);
+      host.item_weights.push_back(weight);
+      host_weight += weight;
     }
-    const uint32_t host_weight = spec.device_weight * static_cast<uint32_t>(spec.devices_per_host);
     root.items.push_back(host.id);
     root.item_weights.push_back(host_weight);
-    if (Status s = map.add_bucket(std::move(host), spec.host_prefix + std::to_string(h)); !s.ok())
-      return s;
+    if (Status s = map.add_bucket(std::move(host), hosts[h].name); !s.ok()) return s;
   }
   if (Status s = map.add_bucket(std::move(root), "default"); !s.ok()) return s;
   Rule rep;
@@ -121,7 +171,7 @@ Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec) {
               {RuleOp::kChooseLeafIndep, 0, 1},
               {RuleOp::kEmit, 0, 0}};
   if (Status s = map.add_rule(ec); !s.ok()) return s;
-  if (!spec.device_class.empty()) {
+  if (!device_class.empty()) {
     if (Status s = map.populate_classes(); !s.ok()) return s;
   }
   map.finalize();

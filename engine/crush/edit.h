@@ -5,6 +5,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "engine/crush/crush_map.h"
 #include "engine/status.h"
@@ -30,5 +32,18 @@ struct GeneratedMapSpec {
 // "replicated_host" (chooseleaf firstn 0 type host) and rule 1 "erasure_host"
 // (set_chooseleaf_tries 5, set_choose_tries 100, chooseleaf indep 0 type host).
 Result<CrushMap> generate_host_map(const GeneratedMapSpec& spec);
+
+// One host of generate_map_of_hosts: its bucket's name and its devices (id, 16.16 weight).
+struct GeneratedHost {
+  std::string name;
+  std::vector<std::pair<int32_t, uint32_t>> devices;
+};
+
+// The same map (root "default", the two rules, optimal tunables) for hosts of any sizes and
+// devices of any weights and ids (a real-mode cluster's hosts and OSDs, realmode/README.md).
+// Errors: no host, a host without devices, a device id repeated or outside 0..kMaxDeviceId, a
+// weight of 0, a host name repeated or empty, a total weight above 65535.
+Result<CrushMap> generate_map_of_hosts(const std::vector<GeneratedHost>& hosts,
+                                       const std::string& device_class = "");
 
 }  // namespace granary::crush

@@ -216,12 +216,17 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   // session reset too); one whose group has no OSD waits for the next map. A late reply to a
   // replaced send is ignored.
   uint32_t epoch_checked = planned_epoch;
+  auto lost = [&](double sent_s) {
+    return rados != nullptr && rados->same_map_resend_s > 0 &&
+           env_.now_s() - sent_s >= rados->same_map_resend_s;
+  };
+  double next_look_s = env_.now_s() + (rados != nullptr ? rados->same_map_resend_s : 0);
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
     epoch_checked = epoch;
     std::vector<std::pair<uint64_t, Pending>> moved;
     for (const auto& [id, p] : pending) {
-      if (p.epoch != epoch) moved.emplace_back(id, p);
+      if (p.epoch != epoch || lost(p.sent_s)) moved.emplace_back(id, p);
     }
     for (auto& [id, p] : moved) {
       std::optional<ObjectRead> target = locate(p.index);
@@ -230,7 +235,8 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
         pending[id].endpoint.clear();
         continue;
       }
-      if (target->endpoint == p.endpoint && env_.now_s() - p.sent_s < rados->resend_check_s) {
+      if (target->endpoint == p.endpoint && env_.now_s() - p.sent_s < rados->resend_check_s &&
+          !lost(p.sent_s)) {
         pending[id].epoch = epoch;  // same target, recently sent: still in flight
         continue;
       }
@@ -263,8 +269,13 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
       }
       return m.status();
     }
-    // A new map re-targets what is in flight at once, whatever else keeps arriving.
-    if (map_epoch && epoch_now() != epoch_checked) resend_moved();
+    // A new map re-targets what is in flight at once, whatever else keeps arriving; so does
+    // the look for lost requests.
+    if (map_epoch && (epoch_now() != epoch_checked ||
+                      (rados->same_map_resend_s > 0 && env_.now_s() >= next_look_s))) {
+      resend_moved();
+      next_look_s = env_.now_s() + rados->same_map_resend_s;
+    }
     const auto* reply = std::get_if<ReadReply>(&m->body);
     if (reply == nullptr) continue;
     auto it = pending.find(reply->request_id);
@@ -471,14 +482,17 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
   // group had no OSD tries again.
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
+    auto lost = [&](const Pending& p) {
+      return rados->same_map_resend_s > 0 && env_.now_s() - p.sent_s >= rados->same_map_resend_s;
+    };
     std::vector<uint64_t> ids;
     for (const auto& [id, p] : pending) {
-      if (p.epoch != epoch) ids.push_back(id);
+      if (p.epoch != epoch || lost(p)) ids.push_back(id);
     }
     for (uint64_t id : ids) {
       const Pending p = pending.at(id);
       if (p.sent && interval_now(writes[p.index].object) == p.interval &&
-          env_.now_s() - p.sent_s < rados->resend_check_s) {
+          env_.now_s() - p.sent_s < rados->resend_check_s && !lost(p)) {
         continue;
       }
       pending.erase(id);

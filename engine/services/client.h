@@ -73,6 +73,11 @@ struct RadosBackend {
   // an io_error naming the timeout (librados' rados_osd_op_timeout), the requests still in
   // flight are abandoned (their late replies ignored). 0: wait for ever.
   double op_timeout_s = 0;
+  // With a map: a request unanswered this long is sent again even when the map has not moved
+  // (real mode, where a message can be lost with a connection that reset, or be dropped by a
+  // primary whose sub-op timed out; Ceph's Objecter resends on a session reset). 0: never (the
+  // simulator, where nothing is lost while the map stands).
+  double same_map_resend_s = 0;
 };
 
 struct PfsBackend {

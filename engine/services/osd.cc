@@ -84,6 +84,7 @@ OsdService::OsdService(Env& env, HostId host, Device& device, OsdServiceOptions 
   GRANARY_CHECK(options_.worker_tasks >= 1);
   GRANARY_CHECK(options_.cpu_s_per_op >= 0 && options_.cpu_s_per_byte >= 0 &&
                 options_.ec_cpu_s_per_byte >= 0);
+  GRANARY_CHECK(!options_.await_active || options_.placement != nullptr);
 }
 
 OsdService::OsdService(Env& env, HostId host, Device& device, const ObjectIndex& store,
@@ -140,7 +141,8 @@ void OsdService::serve(int worker, bool sub_ops) {
       if (first) env_.send(host_, sub_endpoint_.name(), Message{Shutdown{}, {}});
       return;
     }
-    if (!available()) continue;  // crashed: the request is lost
+    if (!available()) continue;                   // crashed: the request is lost
+    if (!sub_ops && !await_active(*m)) continue;  // its group stayed inactive: dropped
     if (options_.op_queue != nullptr && (std::holds_alternative<ReadRequest>(m->body) ||
                                          std::holds_alternative<WriteRequest>(m->body))) {
       // Ceph's op threads never wait for replicas: with an op queue (which bounds the
@@ -168,6 +170,17 @@ void OsdService::serve(int worker, bool sub_ops) {
     }
     dispatch(*m, own);
   }
+}
+
+bool OsdService::await_active(const Message& m) {
+  if (!options_.await_active) return true;
+  const std::string* object = nullptr;
+  if (const auto* r = std::get_if<ReadRequest>(&m.body)) object = &r->object;
+  if (const auto* w = std::get_if<WriteRequest>(&m.body)) object = &w->object;
+  if (object == nullptr) return true;
+  if (options_.await_active(options_.placement->group_of(*object))) return true;
+  count(&OsdStats::dropped_inactive, 1);
+  return false;
 }
 
 void OsdService::dispatch(const Message& m, Endpoint& own) {
@@ -506,6 +519,8 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
   if (stale()) return discard();
   // The next reply on `own`; false when the op must end unanswered (the host went down, or
   // the op became stale while it waited).
+  const double waits_until_s =
+      options_.sub_op_timeout_s > 0 ? env_.now_s() + options_.sub_op_timeout_s : -1;
   auto receive = [&](Result<Message>& m) {
     for (;;) {
       if (options_.placement == nullptr) {
@@ -518,7 +533,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
       if (m.status().code() != Status::Code::kNotFound) {
         return false;  // the host went down
       }
-      if (stale()) {
+      if (stale() || (waits_until_s >= 0 && env_.now_s() >= waits_until_s)) {
         discard();
         return false;
       }

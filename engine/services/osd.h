@@ -103,7 +103,9 @@ struct OsdServiceOptions {
   double shard_timeout_s = 0;
   // Without a placement: a primary waits this long for its replicas' or shards' write replies,
   // then fails the write with an error (the client does not get an acknowledgement; 0: wait
-  // for ever). With a placement, the interval check below ends such waits instead.
+  // for ever). With a placement, the interval check below ends such waits; a sub_op_timeout_s
+  // then also ends one unanswered (the write is discarded, the client resends: real mode,
+  // where a message can be lost with a connection that reset). 0: only the interval check.
   double sub_op_timeout_s = 0;
   // Failure scenarios: the placement the cluster map gives now, whose groups' intervals
   // (Placement::interval_of) tell when a group's devices changed. A write whose group is no
@@ -123,6 +125,14 @@ struct OsdServiceOptions {
   // "osd." endpoint) as class immediate, priority 63 (Ceph schedules only client ops, not
   // MOSDRepOp, by mClock). Must outlive the service.
   OsdOpQueue* op_queue = nullptr;
+  // The OSD's peering (engine/recovery/primary_peering.h, real mode): called with the group of
+  // each client read and client write (those on the service's own endpoint, not sub-ops)
+  // before it is served; it blocks until the group is active here (peered in its current
+  // interval, so this OSD, if its primary, holds the newest copy of every object) and returns
+  // true, or returns false after its own bound: the request is then dropped unanswered and the
+  // client resends it (Ceph's PGs queue ops while peering: waiting_for_active). Requires
+  // `placement`. Null: requests are served at once.
+  std::function<bool(uint32_t group)> await_active = nullptr;
 };
 
 struct OsdStats {
@@ -138,6 +148,7 @@ struct OsdStats {
                                     // were read around (an erasure-coded gather)
   uint64_t scans = 0;               // ScanRequests answered
   uint64_t removes = 0;             // RemoveRequests answered
+  uint64_t dropped_inactive = 0;    // client requests dropped: their group stayed inactive
 };
 
 class OsdService {
@@ -227,6 +238,8 @@ class OsdService {
                                                   : options_.ec_cpu_s_per_byte;
   }
   void count_read(uint64_t bytes);  // one answered read request of `bytes`
+  // OsdServiceOptions::await_active for a client request; false: drop it.
+  bool await_active(const Message& m);
   // The interval of `object`'s group now (0 without a placement).
   uint64_t interval_of(const std::string& object) const;
   // Asks the shard OSD `to` for `extent` of its shard of `object`, replies to `own`; the id.

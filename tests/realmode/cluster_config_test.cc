@@ -1,7 +1,8 @@
 // The cluster configuration every real-mode process reads (realmode/cluster_config.h): a file
 // round-trips through cluster_config_json, every field is checked where it is read, and a bad
 // file or flag gets one line naming the file, the JSON path (or the flag), what was expected and
-// what was found. granary-osd refuses bad flags and files with such a line and exit status 2.
+// what was found. granary-osd and granary-mon refuse bad flags and files with such a line and
+// exit status 2 (a file that cannot be read) or 1 (what the file says cannot be served).
 #include "realmode/cluster_config.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/placement/ring.h"
+#include "engine/placement/crush_pool.h"
 
 namespace granary::realmode {
 namespace {
@@ -29,7 +30,8 @@ ClusterConfig sample() {
   c.osds = {{0, 0, "/tmp/osd.0.img", 64ull << 20, 32}, {1, 1, "/tmp/osd.1.img", 64ull << 20, 16}};
   c.names = {{"c2", 2}};
   c.replicas = 2;
-  c.part_power = 4;
+  c.pg_num = 16;
+  c.monitor = ClusterMonitor{2, 0.5, 2, 10};
   c.op_timeout_s = 3;
   c.sub_op_timeout_s = 1.5;
   c.handshake_timeout_s = 2;
@@ -44,11 +46,23 @@ TEST(ClusterConfig, RoundTripsThroughItsJson) {
   EXPECT_EQ(back->addresses(), c.addresses());
   EXPECT_EQ(back->osds[1].queue_depth, 16u);
   EXPECT_EQ(back->sub_op_timeout_s, 1.5);
-  // Every process builds the same ring from it.
-  auto r1 = back->ring(), r2 = c.ring();
-  ASSERT_TRUE(r1.ok() && r2.ok());
+  EXPECT_EQ(back->monitor->heartbeat_grace_s, 2);
+  // Every process builds the same map from it: CRUSH over the two storage hosts, copies on
+  // both, the same PG and OSDs for every name.
+  auto m1 = back->osd_map(), m2 = c.osd_map();
+  ASSERT_TRUE(m1.ok() && m2.ok()) << m1.status().to_string();
+  EXPECT_EQ(m1->epoch(), 1u);
+  auto p1 = m1->pool_placement(kClusterPoolId), p2 = m2->pool_placement(kClusterPoolId);
+  ASSERT_TRUE(p1.ok() && p2.ok());
+  EXPECT_EQ(p1->num_groups(), 16u);
+  std::vector<int32_t> d1, d2;
   for (const char* name : {"a", "b/c", "checkpoint.17"}) {
-    EXPECT_EQ(r1->group_of(name), r2->group_of(name));
+    EXPECT_EQ(p1->group_of(name), p2->group_of(name));
+    p1->devices_of(p1->group_of(name), d1);
+    p2->devices_of(p2->group_of(name), d2);
+    EXPECT_EQ(d1, d2);
+    ASSERT_EQ(d1.size(), 2u);
+    EXPECT_NE(d1[0], d1[1]);  // one copy per host
   }
 }
 
@@ -77,6 +91,13 @@ TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
        "cluster.json: /names/c2: expected a host in 0..2, found \"client\""},
       {"\"pool\"", "\"pools\"", "cluster.json: /pools: unknown key"},
       {"\"key_file\": \"/tmp/key\",", "", "cluster.json: /key_file: missing"},
+      {"\"pg_num\": 16", "\"pg_num\": 0",
+       "cluster.json: /pool/pg_num: expected an integer in 1..65536, found 0"},
+      {"\"heartbeat_interval_s\": 0.5,\n    \"host\": 2",
+       "\"heartbeat_interval_s\": 0.5,\n    \"host\": 3",
+       "cluster.json: /monitor/host: expected an integer in 0..2, found 3"},
+      {"\"heartbeat_grace_s\": 2.0", "\"heartbeat_grace_s\": \"2\"",
+       "cluster.json: /monitor/heartbeat_grace_s: expected a number in 0.01..3600, found \"2\""},
   };
   for (const Case& c : cases) {
     std::string text = good;
@@ -95,15 +116,19 @@ TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
             "/nonexistent/cluster.json: cannot open the cluster configuration");
 }
 
-// Runs granary-osd with `args`: its exit status and what it said.
-std::pair<int, std::string> run_osd(const std::string& args) {
-  const std::string cmd = std::string(GRANARY_OSD_BINARY) + " " + args + " 2>&1";
+// Runs `binary` with `args`: its exit status and what it said.
+std::pair<int, std::string> run(const std::string& binary, const std::string& args) {
+  const std::string cmd = binary + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 512> buf{};
   while (p != nullptr && fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
   const int status = p != nullptr ? pclose(p) : -1;
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::pair<int, std::string> run_osd(const std::string& args) {
+  return run(GRANARY_OSD_BINARY, args);
 }
 
 TEST(GranaryOsd, RefusesBadFlagsAndFilesWithOneLine) {
@@ -124,6 +149,19 @@ TEST(GranaryOsd, RefusesBadFlagsAndFilesWithOneLine) {
   std::tie(code, out) = run_osd("--config " + dir + "/cluster.json --osd 0");
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find(dir + "/no-key"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GranaryMon, RefusesAFileWithoutAMonitor) {
+  const std::string dir = std::filesystem::temp_directory_path() / "granary-mon-cfg-test";
+  std::filesystem::create_directories(dir);
+  ClusterConfig c = sample();
+  c.monitor.reset();
+  std::ofstream(dir + "/cluster.json") << cluster_config_json(c);
+  auto [code, out] = run(GRANARY_MON_BINARY, "--config " + dir + "/cluster.json");
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out, "granary-mon: " + dir +
+                     "/cluster.json: the cluster configuration has no \"monitor\" section\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -56,7 +56,7 @@ std::vector<MessageBody> samples() {
   ScanRequest scan{11, 17, true, "osd.3"};
   ScanReply scan_reply{11, true, "", {{"a", {10, 40, 2}}, {"b", {0, 0, 0}}}};
   RemoveRequest remove{12, "a", "osd.1"};
-  Heartbeat beat{5, 6.5};
+  Heartbeat beat{5, 6.5, 0x0123456789abcdefULL};
   RecoveryPush push{13, 21, 3, 8192, 4096, "recovery.1"};
   RecoveryPushReply push_reply{13, false, "io error", 0};
   RecoveryRead rread{14, 0, 65536, "recovery.2"};

@@ -36,6 +36,7 @@
 #include "realmode/cluster_process.h"
 #include "realmode/codec.h"
 #include "realmode/uring_device.h"
+#include "tests/realmode/daemons.h"
 #include "tests/realmode/loopback.h"
 
 namespace granary::realmode {
@@ -45,76 +46,8 @@ constexpr int kOsds = 3;
 constexpr HostId kClientHost = kOsds;
 constexpr HostId kRogueHost = kOsds + 1;  // in the table, without the cluster key
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// One granary-osd process; killed (SIGKILL) when the test ends, whatever happened.
-class Daemon {
- public:
-  Daemon(std::string config, int osd, std::string log)
-      : config_(std::move(config)), osd_(osd), log_(std::move(log)) {}
-  ~Daemon() { kill_now(SIGKILL); }
-  void start(bool mkfs) {
-    ++starts_;
-    const std::string osd = std::to_string(osd_);
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      dup2(fd, 2);
-      dup2(fd, 1);
-      if (mkfs) {
-        execl(GRANARY_OSD_BINARY, "granary-osd", "--config", config_.c_str(), "--osd", osd.c_str(),
-              "--mkfs", nullptr);
-      } else {
-        execl(GRANARY_OSD_BINARY, "granary-osd", "--config", config_.c_str(), "--osd", osd.c_str(),
-              nullptr);
-      }
-      _exit(127);
-    }
-  }
-  // Waits until its log says it serves (a `serving` line per start).
-  bool wait_serving() {
-    for (int i = 0; i < 200; ++i) {
-      const std::string log = read_file(log_);
-      size_t n = 0;
-      for (size_t at = log.find("serving at"); at != std::string::npos;
-           at = log.find("serving at", at + 1))
-        ++n;
-      if (static_cast<int>(n) >= starts_) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  // Waits up to 10 s for a line of its log containing `what`.
-  bool wait_logged(const std::string& what) {
-    for (int i = 0; i < 200; ++i) {
-      if (read_file(log_).find(what) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  // Sends `sig` and reaps the process: its exit status (or -signal).
-  int kill_now(int sig) {
-    if (pid_ <= 0) return 0;
-    ::kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  }
-  const std::string& log() const { return log_; }
-
- private:
-  std::string config_;
-  int osd_;
-  std::string log_;
-  pid_t pid_ = -1;
-  int starts_ = 0;
-};
+using test::Daemon;
+using test::read_file;
 
 struct Client;
 struct Writes;
@@ -122,36 +55,20 @@ struct Writes;
 class OsdDaemons : public ::testing::Test {
  protected:
   void SetUp() override {
-    char d[] = "/tmp/granary-osds-XXXXXX";
-    ASSERT_NE(mkdtemp(d), nullptr);
-    dir_ = d;
-    auto key = ClusterKey::generate();
-    ASSERT_TRUE(key.ok());
-    ASSERT_TRUE(key->save(dir_ + "/key").ok());
-    const auto table = test::loopback_table(kOsds + 2);
-    config_.key_file = dir_ + "/key";
-    for (int i = 0; i < kOsds + 2; ++i) {
-      const std::string name = i < kOsds          ? "storage" + std::to_string(i)
-                               : i == kClientHost ? "client"
-                                                  : "rogue";
-      config_.hosts.push_back({name, table[static_cast<size_t>(i)], 4});
-    }
-    for (int i = 0; i < kOsds; ++i) {
-      config_.osds.push_back({i, i, dir_ + "/osd." + std::to_string(i) + ".img", 64ull << 20, 32});
-    }
+    dir_ = test::loopback_cluster({"storage0", "storage1", "storage2", "client", "rogue"}, kOsds,
+                                  &config_);
+    ASSERT_FALSE(dir_.empty());
     config_.names = {{"c3", kClientHost}, {"peer", kClientHost}, {"scrub", kClientHost}};
     config_.replicas = 3;
-    config_.part_power = 5;
-    config_.op_timeout_s = 2;
-    config_.sub_op_timeout_s = 1;
-    config_.handshake_timeout_s = 1;
     config_path_ = dir_ + "/cluster.json";
     std::ofstream(config_path_) << cluster_config_json(config_);
     auto reread = load_cluster_config(config_path_);
     ASSERT_TRUE(reread.ok()) << reread.status().to_string();
     for (int i = 0; i < kOsds; ++i) {
-      daemons_.push_back(
-          std::make_unique<Daemon>(config_path_, i, dir_ + "/osd." + std::to_string(i) + ".log"));
+      daemons_.push_back(std::make_unique<Daemon>(
+          std::vector<std::string>{GRANARY_OSD_BINARY, "--config", config_path_, "--osd",
+                                   std::to_string(i)},
+          dir_ + "/osd." + std::to_string(i) + ".log"));
     }
   }
   void TearDown() override {
@@ -177,12 +94,12 @@ class OsdDaemons : public ::testing::Test {
   std::vector<std::unique_ptr<Daemon>> daemons_;
 };
 
-recovery::PeeringOptions peering(const placement::Ring& ring, bool deep) {
+recovery::PeeringOptions peering(placement::Placement& placement, bool deep) {
   recovery::PeeringOptions o;
   o.reply_endpoint = deep ? "scrub.r" : "peer.r";
   o.deep = deep;
   o.timeout_s = 10;
-  o.pg_of = [&ring](const std::string& n) { return ring.group_of(n); };
+  o.pg_of = [&placement](const std::string& n) { return placement.group_of(n); };
   return o;
 }
 
@@ -207,21 +124,17 @@ struct Client {
   explicit Client(ClusterProcess& process)
       : p(process),
         env(process.env()),
-        ring(process.ring()),
+        placement(process.placement()),
         backend(make_backend()),
         storage(env, kClientHost, backend, services::StorageClientOptions{.name = "c3"}) {}
-  services::RadosBackend make_backend() {
-    services::RadosBackend b;
-    b.placement = &ring;
-    b.op_timeout_s = p.config().op_timeout_s;
-    return b;
-  }
+  services::RadosBackend make_backend() { return p.rados_backend(); }
   Result<recovery::PeeringReport> peer_all(bool deep) {
-    return recovery::peer(env, kClientHost, recovery::pg_members(ring), peering(ring, deep));
+    return recovery::peer(env, kClientHost, recovery::pg_members(placement),
+                          peering(placement, deep));
   }
   ClusterProcess& p;
   RealEnv& env;
-  placement::Ring ring;
+  placement::Placement& placement;
   services::RadosBackend backend;
   services::StorageClient storage;
 };
@@ -290,7 +203,7 @@ void OsdDaemons::write_through_a_kill(Client& c, Writes& writes, size_t* acked_a
   EXPECT_EQ(daemons_[1]->kill_now(SIGKILL), -SIGKILL);
   *acked_at_kill = writes.acked_count();
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  daemons_[1]->start(/*mkfs=*/false);
+  daemons_[1]->start();
   const bool serving = daemons_[1]->wait_serving();
   *acked_at_restart = writes.acked_count();
   if (serving) writes.wait_acked(*acked_at_restart + 40, 15);
@@ -315,7 +228,7 @@ void OsdDaemons::verify_after_recovery(Client& c, Writes& writes, recovery::Peer
       auto rd = c.storage.read_file(name, data.size_bytes, &got);
       if (!rd.ok()) {
         ++lost;
-        ADD_FAILURE() << "acknowledged " << name << " (pg " << c.ring.group_of(name)
+        ADD_FAILURE() << "acknowledged " << name << " (pg " << c.placement.group_of(name)
                       << "): " << rd.status().to_string();
       } else if (got != data.bytes) {
         ++corrupted;
@@ -364,7 +277,7 @@ void flip_a_byte_of(const ClusterOsd& osd, const std::string& object, uint64_t* 
 }
 
 TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
-  for (auto& d : daemons_) d->start(/*mkfs=*/true);
+  for (auto& d : daemons_) d->start({"--mkfs"});
   for (auto& d : daemons_) ASSERT_TRUE(d->wait_serving()) << logs();
   auto opened = ClusterProcess::open(config_, kClientHost, 99);
   if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported)
@@ -402,7 +315,7 @@ TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
   uint64_t at = 0;
   flip_a_byte_of(config_.osds[2], services::rados_object_name(victim, 0), &at);
   if (HasFatalFailure()) return;
-  for (auto& d : daemons_) d->start(/*mkfs=*/false);
+  for (auto& d : daemons_) d->start();
   for (auto& d : daemons_) ASSERT_TRUE(d->wait_serving()) << logs();
   recovery::PeeringReport found, clean;
   c.env.spawn(kClientHost, "scrub", [&] {

@@ -148,6 +148,34 @@ TEST(Monitor, RestartBeforeDownOutIsUpWithoutOut) {
   EXPECT_EQ(w.monitor->history().back().what, "up osd.2");
 }
 
+// Real mode's heartbeats carry the OSD process's incarnation: a heartbeat from an up OSD with a
+// new incarnation is a restart faster than detection, marked down then up in two epochs (so
+// that its PGs start a new interval and peer); the same incarnation again changes nothing.
+TEST(Monitor, ANewIncarnationOfAnUpOsdIsMarkedDownThenUp) {
+  World w;
+  w.drive([&] {
+    auto beat = [&](uint64_t incarnation) {
+      ASSERT_TRUE(w.env
+                      .send(w.storage[1], "mon.0",
+                            Message{Heartbeat{2, w.env.now_s(), incarnation}, {}, 64})
+                      .ok());
+      w.env.sleep_s(1);
+    };
+    beat(7);  // the first incarnation heard: nothing to compare with
+    beat(7);
+    beat(8);  // a new process
+    beat(8);
+    w.env.sleep_s(100);
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  ASSERT_EQ(w.epochs.size(), 2u);
+  EXPECT_FALSE(w.epochs[0].map.is_up(2));
+  EXPECT_TRUE(w.epochs[1].map.is_up(2));
+  EXPECT_NEAR(w.epochs[0].at_s, 2.0, 2 * kLatencyS);
+  EXPECT_EQ(w.monitor->history()[0].what, "down osd.2");
+  EXPECT_EQ(w.monitor->history()[1].what, "up osd.2");
+}
+
 // A restart after the monitor marked it out: up and in again in one epoch
 // (mon_osd_auto_mark_auto_out_in); an OSD an operator marked out stays out.
 TEST(Monitor, RestartAfterAutoOutMarksItBackIn) {

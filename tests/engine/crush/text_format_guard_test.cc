@@ -310,5 +310,44 @@ TEST(CrushEditGuard, GeneratedMapSizesAreCheckedBeforeBuilding) {
   EXPECT_TRUE(generate_host_map(spec).ok());
 }
 
+// Hosts of different sizes and devices of different weights (a real-mode cluster file): the
+// same map as generate_host_map where they agree, the weights summed up the tree, and one line
+// for each kind of bad input.
+TEST(CrushEditGuard, MapsOfUnevenHostsAreBuiltAndChecked) {
+  GeneratedMapSpec spec;
+  spec.hosts = 2;
+  spec.devices_per_host = 2;
+  auto uniform = generate_host_map(spec);
+  auto same = generate_map_of_hosts({{"storage0", {{0, kWeightOne}, {1, kWeightOne}}},
+                                     {"storage1", {{2, kWeightOne}, {3, kWeightOne}}}});
+  ASSERT_TRUE(uniform.ok() && same.ok());
+  EXPECT_EQ(write_text_map(*same), write_text_map(*uniform));
+  auto uneven = generate_map_of_hosts(
+      {{"a", {{0, 2 * kWeightOne}}}, {"b", {{2, kWeightOne / 2}, {1, kWeightOne / 4}}}});
+  ASSERT_TRUE(uneven.ok()) << uneven.status().message();
+  EXPECT_EQ(uneven->max_devices(), 3);
+  const std::string text = write_text_map(*uneven);
+  EXPECT_NE(text.find("item a weight 2.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("item b weight 0.750"), std::string::npos) << text;
+  EXPECT_NE(text.find("# weight 2.750"), std::string::npos) << text;  // the root
+  struct Case {
+    std::vector<GeneratedHost> hosts;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {{}, "a generated CRUSH map needs a host"},
+      {{{"a", {}}}, "host a has no device"},
+      {{{"a", {{0, 1}}}, {"a", {{1, 1}}}}, "host name \"a\" is empty or repeated"},
+      {{{"a", {{0, 1}}}, {"b", {{0, 1}}}}, "host b: device id 0 is repeated or outside 0..1048575"},
+      {{{"a", {{-1, 1}}}}, "host a: device id -1 is repeated or outside 0..1048575"},
+      {{{"a", {{0, 0}}}}, "host a: osd.0 has weight 0"},
+  };
+  for (const Case& c : cases) {
+    auto r = generate_map_of_hosts(c.hosts);
+    ASSERT_FALSE(r.ok()) << c.error;
+    EXPECT_EQ(r.status().message(), c.error);
+  }
+}
+
 }  // namespace
 }  // namespace granary::crush
