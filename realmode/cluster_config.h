@@ -23,9 +23,11 @@
 // one down and, after down_out_interval_s (0: never), out; every process follows its epochs,
 // and each OSD peers the PGs it is primary of on each new interval
 // (engine/recovery/primary_peering.h). Without one, the map stays at epoch 1 and the timeouts
-// end the waits on a dead OSD: a client's request (op_s), a primary's wait for its replicas
-// (sub_op_s; the write then fails unacknowledged). handshake_s bounds the cluster-key handshake
-// with a peer in both cases. Errors name the file and the JSON path
+// end the waits on a dead OSD: a client's request fails after op_s, a primary's wait for its
+// replicas after sub_op_s (the write fails unacknowledged). With one, a request unanswered for
+// op_s is sent again, a primary drops a write whose replica stayed silent for sub_op_s (the
+// client resends it), and peering gives up on a member after sub_op_s (and tries again).
+// handshake_s bounds the cluster-key handshake with a peer in both cases. Errors name the file and the JSON path
 // ("cluster.json: /osds/2/host: expected an integer in 0..2, found 7").
 #pragma once
 

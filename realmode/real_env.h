@@ -185,6 +185,12 @@ class RealEnv final : public Env {
   // Hands `message` to the transport for host `to_host` (no lock held); marks the host down
   // for retry_down_s when the transport cannot reach it.
   Status send_remote(HostId to_host, const std::string& to, const Message& message);
+  // During a run: sends `message` to host `to_host` in the calling task when the pair is
+  // authenticated and nothing is queued or being sent to it, else queues it (mu_ held through
+  // `lock`).
+  Status send_during_run(Lock& lock, HostId to_host, const std::string& to, Message message);
+  // After a send to `h`: on failure, marks it unreachable, drops its outbox, logs once.
+  void sent_remote(Host& h, HostId to_host, const std::string& to, const Status& s);
   // During a run: queues `message` for host `to_host`'s sender (mu_ held through `lock`; waits
   // while the outbox holds kOutboxMessages).
   void queue_remote(Lock& lock, HostId to_host, const std::string& to, Message message);

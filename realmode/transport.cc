@@ -456,6 +456,12 @@ Transport::Stats Transport::stats() const {
 
 // ---- the handshake
 
+bool Transport::authenticated(HostId host) const {
+  if (host < 0 || static_cast<size_t>(host) >= peers_.size()) return false;
+  std::lock_guard lock(mu_);
+  return peers_[static_cast<size_t>(host)]->authenticated;
+}
+
 Status Transport::authenticate(HostId host) {
   Peer* peer = peers_[static_cast<size_t>(host)].get();
   bool start = false;

@@ -129,6 +129,9 @@ class Transport {
   // payload larger than eager_bytes stays referenced until the receiver has pulled it.
   // InvalidArgument for a size-only payload (real mode sends bytes) or an unknown host.
   Status send(HostId host, std::string_view to, const Message& message);
+  // True while the pair with `host` is authenticated (a send then needs no handshake and, to a
+  // live peer, does not wait); false before, and once a failure reset it.
+  bool authenticated(HostId host) const;
 
   // Posts `bytes` to `host` as one datagram, unframed and without the handshake: for the
   // robustness tests, which play a peer sending garbage.
