@@ -155,6 +155,7 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   o.endpoint_name = name;
   o.worker_tasks = options.worker_tasks;
   o.sub_op_timeout_s = config.sub_op_timeout_s;
+  o.parallel_store_reads = true;
   const HostId host = me.host;
   std::unique_ptr<cluster::HeartbeatAgent> heartbeat;
   std::unique_ptr<recovery::PrimaryPeering> peering;

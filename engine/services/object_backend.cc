@@ -122,6 +122,17 @@ Result<ObjectInfo> StoreBackend::stat(std::string_view object) {
 }
 
 Result<Payload> StoreBackend::read(std::string_view object, uint64_t offset, uint64_t length) {
+  if (parallel_reads_) {
+    Result<store::DiskStore::ReadPlan> plan = Status::not_found("");
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      plan = store_.plan_read(object, offset, length);
+    }
+    if (!plan.ok()) return plan.status();
+    Result<Payload> read = store_.execute_read(*plan);
+    // A mismatch may be a block a concurrent write freed and reused: the locked read decides.
+    if (read.ok() || read.status().code() != Status::Code::kCorruption) return read;
+  }
   std::lock_guard<EnvMutex> lock(mu_);
   return store_.read(object, offset, length);
 }

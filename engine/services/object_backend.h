@@ -99,10 +99,15 @@ class ExtentBackend final : public ObjectBackend {
 };
 
 // The data-carrying backend over a mounted DiskStore (see the header comment). The store must
-// outlive the backend; nothing else may use it meanwhile.
+// outlive the backend; nothing else may use it meanwhile. Its calls are serialised by one
+// lock; with `parallel_reads` a read holds it only to plan (DiskStore::plan_read) and reads the
+// device without it, so reads overlap each other and writes on the drive's queue (real mode);
+// one whose blocks a concurrent write reused fails its crc check and is read again under the
+// lock.
 class StoreBackend final : public ObjectBackend {
  public:
-  StoreBackend(Env& env, store::DiskStore& store) : store_(store), mu_(env) {}
+  StoreBackend(Env& env, store::DiskStore& store, bool parallel_reads = false)
+      : store_(store), mu_(env), parallel_reads_(parallel_reads) {}
 
   bool writable() const override { return true; }
   bool carries_data() const override { return true; }
@@ -135,6 +140,7 @@ class StoreBackend final : public ObjectBackend {
  private:
   store::DiskStore& store_;
   EnvMutex mu_;
+  const bool parallel_reads_;
 };
 
 }  // namespace granary::services

@@ -103,7 +103,7 @@ OsdService::OsdService(Env& env, HostId host, Device& device, store::DiskStore& 
                        OsdServiceOptions options)
     : OsdService(env, host, device, std::move(options)) {
   GRANARY_CHECK(options_.journal == nullptr);
-  backend_ = std::make_unique<StoreBackend>(env, store);
+  backend_ = std::make_unique<StoreBackend>(env, store, options_.parallel_store_reads);
 }
 
 std::string OsdService::sub_op_endpoint(const std::string& osd) {

@@ -133,6 +133,10 @@ struct OsdServiceOptions {
   // client resends it (Ceph's PGs queue ops while peering: waiting_for_active). Requires
   // `placement`. Null: requests are served at once.
   std::function<bool(uint32_t group)> await_active = nullptr;
+  // A DiskStore service: reads of the drive run in parallel, outside the store's lock
+  // (StoreBackend's parallel_reads; real mode, where the drive's io_uring queue serves many at
+  // once). Off in the simulator, whose results were measured with reads serialised.
+  bool parallel_store_reads = false;
 };
 
 struct OsdStats {

@@ -730,6 +730,13 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
 }
 
 Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64_t length) {
+  Result<ReadPlan> plan = plan_read(object, offset, length);
+  if (!plan.ok()) return plan.status();
+  return execute_read(*plan);
+}
+
+Result<DiskStore::ReadPlan> DiskStore::plan_read(std::string_view object, uint64_t offset,
+                                                 uint64_t length) const {
   if (!failure_.empty()) return unusable();
   auto found = onodes_.find(object);
   if (found == onodes_.end()) {
@@ -741,49 +748,58 @@ Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64
                                     std::to_string(offset) + ", +" + std::to_string(length) +
                                     ") is beyond its size of " + std::to_string(o.size) + " bytes");
   }
-  if (length == 0) return Payload::of(Buffer::zeros(0));
+  ReadPlan plan;
+  plan.object = std::string(object);
+  plan.offset = offset;
+  plan.length = length;
+  if (length == 0) return plan;
   // The blocks of the range in runs: consecutive object blocks on consecutive device blocks
-  // (one device read each), and holes (zeros). Every block read is checked against its crc.
+  // (one device read each), and holes (zeros).
   const uint64_t first = offset / kBlockBytes;
   const uint64_t last = (offset + length - 1) / kBlockBytes;
-  struct Run {
-    uint64_t object_block, blocks;
-    uint64_t device_block;  // kHole: a hole
-  };
-  constexpr uint64_t kHole = ~uint64_t{0};
-  std::vector<Run> runs;
   for (uint64_t ob = first; ob <= last; ++ob) {
     auto it = o.blocks.find(ob);
-    const uint64_t db = it == o.blocks.end() ? kHole : it->second.device_block;
-    if (!runs.empty()) {
-      Run& r = runs.back();
-      const bool hole = r.device_block == kHole;
-      if ((hole && db == kHole) || (!hole && db != kHole && db == r.device_block + r.blocks)) {
+    const uint64_t db = it == o.blocks.end() ? kHoleBlock : it->second.device_block;
+    const uint32_t crc = it == o.blocks.end() ? 0 : it->second.crc;
+    if (!plan.runs.empty()) {
+      ReadPlan::Run& r = plan.runs.back();
+      const bool hole = r.device_block == kHoleBlock;
+      if ((hole && db == kHoleBlock) ||
+          (!hole && db != kHoleBlock && db == r.device_block + r.blocks)) {
         ++r.blocks;
+        r.crcs.push_back(crc);
         continue;
       }
     }
-    runs.push_back(Run{ob, 1, db});
+    plan.runs.push_back(ReadPlan::Run{ob, 1, db, {crc}});
   }
+  return plan;
+}
+
+Result<Payload> DiskStore::execute_read(const ReadPlan& plan) const {
+  if (plan.length == 0) return Payload::of(Buffer::zeros(0));
+  const std::vector<ReadPlan::Run>& runs = plan.runs;
   std::vector<Buffer> bytes(runs.size());
   for (size_t k = 0; k < runs.size(); ++k) {
-    const Run& r = runs[k];
-    if (r.device_block == kHole) continue;
-    Result<Buffer> b = read_device(r.device_block * kBlockBytes, r.blocks * kBlockBytes);
-    if (!b.ok()) return b.status();
+    const ReadPlan::Run& r = runs[k];
+    if (r.device_block == kHoleBlock) continue;
+    Result<Payload> p = device_.read(r.device_block * kBlockBytes, r.blocks * kBlockBytes);
+    if (!p.ok()) return p.status();
+    Buffer b = p->bytes ? std::move(p->bytes) : Buffer::zeros(r.blocks * kBlockBytes);
     for (uint64_t i = 0; i < r.blocks; ++i) {
-      const BlockRef& ref = o.blocks.at(r.object_block + i);
-      const uint32_t crc = crc32c(b->slice(i * kBlockBytes, kBlockBytes).span());
-      if (crc != ref.crc) {
-        return Status::corruption(where() + ": object " + quoted(object) + " block " +
+      const uint32_t crc = crc32c(b.slice(i * kBlockBytes, kBlockBytes).span());
+      if (crc != r.crcs[i]) {
+        return Status::corruption(where() + ": object " + quoted(plan.object) + " block " +
                                   std::to_string(r.object_block + i) + " (device offset " +
-                                  std::to_string(ref.device_block * kBlockBytes) + ") has crc32c " +
-                                  hex32(crc) + ", its onode says " + hex32(ref.crc));
+                                  std::to_string((r.device_block + i) * kBlockBytes) +
+                                  ") has crc32c " + hex32(crc) + ", its onode says " +
+                                  hex32(r.crcs[i]));
       }
     }
-    bytes[k] = std::move(*b);
+    bytes[k] = std::move(b);
   }
-  const uint64_t skip = offset - first * kBlockBytes;
+  const uint64_t offset = plan.offset, length = plan.length;
+  const uint64_t skip = offset - runs[0].object_block * kBlockBytes;
   // One run on the device: the range is a slice of what the device returned (no copy).
   if (runs.size() == 1 && bytes[0]) return Payload::of(bytes[0].slice(skip, length));
   MutableBuffer out(length);

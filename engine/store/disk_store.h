@@ -120,6 +120,28 @@ class DiskStore {
                const WriteOptions& options = {});
   // `length` bytes at `offset`; the range must lie within the object.
   Result<Payload> read(std::string_view object, uint64_t offset, uint64_t length);
+
+  // read() in two steps, for a caller that serialises the store's other calls with a lock but
+  // lets reads of the device run in parallel (real mode's OSD: io_uring serves many at once):
+  // plan_read looks the range up in the index (under the caller's lock), execute_read reads the
+  // device and checks every block against the crc32c the plan took (without it: it touches
+  // nothing else of the store). Blocks a concurrent write or remove freed can be reused once
+  // two flushes have passed, so an unlocked execution may read newer bytes than its plan: the
+  // crcs catch that (a corruption Status), and the caller reads again under its lock, where a
+  // mismatch is a real corruption.
+  struct ReadPlan {
+    std::string object;
+    uint64_t offset = 0, length = 0;
+    struct Run {
+      uint64_t object_block = 0, blocks = 0;
+      uint64_t device_block = 0;   // kHoleBlock: a hole (zeros)
+      std::vector<uint32_t> crcs;  // one per block
+    };
+    std::vector<Run> runs;
+  };
+  static constexpr uint64_t kHoleBlock = ~uint64_t{0};
+  Result<ReadPlan> plan_read(std::string_view object, uint64_t offset, uint64_t length) const;
+  Result<Payload> execute_read(const ReadPlan& plan) const;
   // Removes `object`; its blocks are freed.
   Status remove(std::string_view object, const WriteOptions& options = {});
   // Makes every operation that returned OK durable.

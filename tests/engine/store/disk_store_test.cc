@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/services/object_backend.h"
 #include "tests/engine/store/store_test_util.h"
 
 namespace granary::store {
@@ -247,6 +248,47 @@ TEST(DiskStore, ReadDetectsAFlippedBitAndNamesObjectAndBlock) {
                  // A whole-block overwrite replaces it.
                  ASSERT_TRUE(s->write("obj", 4096, payload_of(random_bytes(rng, 4096))).ok());
                  EXPECT_TRUE(s->read("obj", 0, 3 * 4096).ok());
+               }).ok());
+}
+
+// A read planned under a lock and executed without it (real mode's parallel reads): once the
+// planned blocks were freed by an overwrite and reused by other writes, the execution fails its
+// crc check (never returns other bytes as the object's), and StoreBackend with parallel reads
+// then reads the current bytes under its lock.
+TEST(DiskStore, AStalePlanFailsItsCrcAndTheBackendReadsAgain) {
+  StoreWorld w(2 * kMiB);
+  ASSERT_TRUE(w.run([&w](Device& d) {
+                 ASSERT_TRUE(DiskStore::format(d, small_regions()).ok());
+                 auto s = mount_ok(d);
+                 ASSERT_TRUE(s);
+                 Random rng(11);
+                 ASSERT_TRUE(s->write("a", 0, payload_of(random_bytes(rng, 8192))).ok());
+                 Result<DiskStore::ReadPlan> plan = s->plan_read("a", 0, 8192);
+                 ASSERT_TRUE(plan.ok());
+                 ASSERT_EQ(plan->runs.size(), 1u);
+                 EXPECT_TRUE(s->execute_read(*plan).ok());  // nothing moved yet
+                 const std::vector<std::byte> now = random_bytes(rng, 8192);
+                 ASSERT_TRUE(s->write("a", 0, payload_of(now)).ok());  // frees the planned blocks
+                 const uint64_t planned = plan->runs[0].device_block * 4096;
+                 bool reused = false;
+                 for (int i = 0; i < 64 && !reused; ++i) {
+                   const std::string name = "x" + std::to_string(i);
+                   ASSERT_TRUE(s->write(name, 0, payload_of(random_bytes(rng, 8192))).ok());
+                   Result<std::vector<ObjectExtent>> ex = s->extents(name);
+                   ASSERT_TRUE(ex.ok());
+                   for (const ObjectExtent& e : *ex) {
+                     reused = reused ||
+                              (e.device_offset <= planned && planned < e.device_offset + e.length);
+                   }
+                 }
+                 ASSERT_TRUE(reused) << "the allocator never reused the freed blocks";
+                 const Result<Payload> stale = s->execute_read(*plan);
+                 ASSERT_EQ(stale.status().code(), Status::Code::kCorruption);
+                 EXPECT_TRUE(contains(stale.status().message(), "object 'a' block 0"));
+                 services::StoreBackend backend(w.env, *s, /*parallel_reads=*/true);
+                 Result<Payload> got = backend.read("a", 0, 8192);
+                 ASSERT_TRUE(got.ok()) << got.status().to_string();
+                 EXPECT_EQ(got->bytes.to_vector(), now);
                }).ok());
 }
 
