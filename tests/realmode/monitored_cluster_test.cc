@@ -60,6 +60,8 @@ struct Tally {
   }
 };
 
+struct Workload;
+
 class MonitoredCluster : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,6 +106,9 @@ class MonitoredCluster : public ::testing::Test {
     }
     return n;
   }
+
+  size_t kill_restart_and_mark_out(ClusterProcess& p, Tally& tally);
+  void verify(ClusterProcess& p, Workload& w, Tally& tally, recovery::PeeringReport* scrubbed);
 
   std::string dir_;
   ClusterConfig config_;
@@ -175,34 +180,21 @@ struct Workload {
   std::atomic<bool> stop{false};
 };
 
-TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecovered) {
-  mon_->start();
-  ASSERT_TRUE(mon_->wait_serving()) << logs();
-  for (auto& d : osds_) d->start({"--mkfs"});
-  for (auto& d : osds_) ASSERT_TRUE(d->wait_serving()) << logs();
-  auto opened = ClusterProcess::open(config_, kClientHost, 99);
-  if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported)
-    GTEST_SKIP() << opened.status().message();
-  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
-  ClusterProcess& p = **opened;
-  ASSERT_TRUE(p.follow_maps("c3.map").ok());
-  Tally tally;
-  Workload w(p, tally);
-  for (int i = 0; i < 2; ++i) {
-    p.env().spawn(kClientHost, "writer" + std::to_string(i), [&w, i] { w.writer(i); });
-    p.env().spawn(kClientHost, "reader" + std::to_string(i), [&w, i] { w.reader(i); });
+// Waits up to `seconds` until `more_acked` more writes are acknowledged and `more_reads` more
+// reads done.
+bool progress(Tally& tally, size_t more_acked, uint64_t more_reads, double seconds) {
+  const size_t a = tally.acked_count() + more_acked;
+  const uint64_t r = tally.reads_now() + more_reads;
+  for (double waited = 0; waited < seconds; waited += 0.05) {
+    if (tally.acked_count() >= a && tally.reads_now() >= r) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::thread run([&] { EXPECT_TRUE(p.env().run().ok()); });
-  auto progress = [&](size_t more_acked, uint64_t more_reads, double seconds) {
-    const size_t a = tally.acked_count() + more_acked;
-    const uint64_t r = tally.reads_now() + more_reads;
-    for (double waited = 0; waited < seconds; waited += 0.05) {
-      if (tally.acked_count() >= a && tally.reads_now() >= r) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  };
-  bool ok = progress(60, 100, 30);
+  return false;
+}
+
+// The three failures, with the workload running; the acknowledged writes when osd.1 died.
+size_t MonitoredCluster::kill_restart_and_mark_out(ClusterProcess& p, Tally& tally) {
+  bool ok = progress(tally, 60, 100, 30);
   EXPECT_TRUE(ok) << "I/O before the first kill";
 
   // 1. osd.1 dies mid-I/O; marked down; I/O goes on.
@@ -210,14 +202,14 @@ TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
   const size_t acked_at_kill = tally.acked_count();
   ok = ok && mon_->wait_logged("down osd.1", 15);
   EXPECT_TRUE(ok) << "the monitor marked osd.1 down";
-  ok = ok && progress(30, 50, 30);
+  ok = ok && progress(tally, 30, 50, 30);
   EXPECT_TRUE(ok) << "I/O went on with osd.1 down";
 
   // 2. osd.1 comes back: marked up; its PGs peer; what it missed is pushed to it.
   osds_[1]->start();
   ok = ok && osds_[1]->wait_serving() && mon_->wait_logged("up osd.1", 15);
   EXPECT_TRUE(ok) << "osd.1 restarted and was marked up";
-  ok = ok && progress(30, 50, 30);
+  ok = ok && progress(tally, 30, 50, 30);
   EXPECT_TRUE(ok) << "I/O after osd.1 came back (the client at epoch " << p.map_client()->epoch()
                   << ")";
 
@@ -225,14 +217,15 @@ TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
   EXPECT_EQ(osds_[2]->kill_now(SIGKILL), -SIGKILL);
   ok = ok && mon_->wait_logged("out osd.2", 20);
   EXPECT_TRUE(ok) << "the monitor marked osd.2 out";
-  ok = ok && progress(30, 50, 30);
+  ok = ok && progress(tally, 30, 50, 30);
   EXPECT_TRUE(ok) << "I/O after osd.2 went out";
-  w.stop = true;
-  run.join();
+  return acked_at_kill;
+}
 
-  // Every acknowledged write, exactly; then a deep scrub of every acting set.
+// Every acknowledged write, exactly; then a deep scrub of every PG's acting set.
+void MonitoredCluster::verify(ClusterProcess& p, Workload& w, Tally& tally,
+                              recovery::PeeringReport* scrubbed) {
   int lost = 0, corrupted = 0;
-  recovery::PeeringReport scrubbed;
   bool scrub_ok = false;
   p.env().spawn(kClientHost, "verify", [&] {
     Buffer got;
@@ -255,27 +248,53 @@ TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
     o.pg_of = [placement](const std::string& n) { return placement->group_of(n); };
     auto s = recovery::peer(p.env(), kClientHost, recovery::pg_members(*placement), o);
     scrub_ok = s.ok();
-    if (s.ok()) scrubbed = *s;
+    if (s.ok()) *scrubbed = *s;
     EXPECT_TRUE(s.ok()) << s.status().to_string();
   });
   EXPECT_TRUE(p.env().run().ok());
   EXPECT_EQ(lost, 0);
   EXPECT_EQ(corrupted, 0);
+  EXPECT_TRUE(scrub_ok);
+  EXPECT_EQ(scrubbed->scrub_errors, 0u);
+  EXPECT_EQ(scrubbed->stale_copies, 0u);
+}
+
+TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecovered) {
+  mon_->start();
+  ASSERT_TRUE(mon_->wait_serving()) << logs();
+  for (auto& d : osds_) d->start({"--mkfs"});
+  for (auto& d : osds_) ASSERT_TRUE(d->wait_serving()) << logs();
+  auto opened = ClusterProcess::open(config_, kClientHost, 99);
+  if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported)
+    GTEST_SKIP() << opened.status().message();
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  ClusterProcess& p = **opened;
+  ASSERT_TRUE(p.follow_maps("c3.map").ok());
+  Tally tally;
+  Workload w(p, tally);
+  for (int i = 0; i < 2; ++i) {
+    p.env().spawn(kClientHost, "writer" + std::to_string(i), [&w, i] { w.writer(i); });
+    p.env().spawn(kClientHost, "reader" + std::to_string(i), [&w, i] { w.reader(i); });
+  }
+  std::thread run([&] { EXPECT_TRUE(p.env().run().ok()); });
+  const size_t acked_at_kill = kill_restart_and_mark_out(p, tally);
+  w.stop = true;
+  run.join();
   EXPECT_EQ(tally.read_errors, 0u) << tally.first_read_error;
   EXPECT_EQ(tally.read_mismatches, 0u);
-  EXPECT_TRUE(scrub_ok);
-  EXPECT_EQ(scrubbed.scrub_errors, 0u);
-  EXPECT_EQ(scrubbed.stale_copies, 0u);
+
+  recovery::PeeringReport scrubbed;
+  verify(p, w, tally, &scrubbed);
   const uint64_t pushed = pushes_logged();
   EXPECT_GT(pushed, 0u) << "peering pushed the copies osd.1 missed and the PGs osd.2 left";
-  const auto map_epoch = p.map_client()->epoch();
   std::printf(
       "osd.1 killed at %zu acknowledged writes, back, osd.2 killed and out; %zu acknowledged, "
-      "%zu not; %llu reads, 0 failed; peering pushed %llu copies; epoch %u; scrub read "
+      "%zu not; %llu reads, %llu failed; peering pushed %llu copies; epoch %u; scrub read "
       "%llu copies\n",
       acked_at_kill, tally.acked.size(), tally.unacked.size(),
-      static_cast<unsigned long long>(tally.reads), static_cast<unsigned long long>(pushed),
-      map_epoch, static_cast<unsigned long long>(scrubbed.scrubbed_copies));
+      static_cast<unsigned long long>(tally.reads),
+      static_cast<unsigned long long>(tally.read_errors), static_cast<unsigned long long>(pushed),
+      p.map_client()->epoch(), static_cast<unsigned long long>(scrubbed.scrubbed_copies));
   for (int i : {0, 1, 3}) EXPECT_EQ(osds_[static_cast<size_t>(i)]->kill_now(SIGTERM), 0) << logs();
   EXPECT_EQ(mon_->kill_now(SIGTERM), 0) << logs();
 }
