@@ -5,7 +5,10 @@
 # working set (the image's size): sequential and random reads and writes. Each repeat runs fio
 # on the drive file first (no daemon running), then formats it as the OSD's drive, starts the
 # daemon, writes the image end to end and runs the same four modes through it. The table shows
-# the median of each and Granary's share of fio's throughput (the target is 0.90). Files go to
+# the median of each and Granary's share of fio's throughput (the target is 0.90). The OSD
+# acknowledges a write once it is durable (its journal record flushed), so the write modes run
+# fio twice: as it comes (no flush, the issue's comparison) and with fsync=1 (a flush after
+# every write, the same promise). Files go to
 # $BENCH_DIR (default: the temporary folder, which must accept O_DIRECT) and are removed.
 # Usage: tests/bench/osd_bench.sh [BUILD_DIR] [IMAGE_MIB] [SECONDS] [REPEATS]
 set -euo pipefail
@@ -26,6 +29,8 @@ trap cleanup EXIT
 drive="$work/osd.0.img"
 "$bench" config "$work" "$drive" "$drive_mib"
 modes=("write 1024 8" "read 1024 8" "randread 4 32" "randwrite 4 32")
+fio_json='import json,sys; j=json.load(sys.stdin)["jobs"][0]; d=j["read"] if j["read"]["bw_bytes"] else j["write"]; print("%.1f" % (d["bw_bytes"] / 1e6))'
+declare -A fsync_runs
 declare -A fio_runs ours_runs
 for _ in $(seq "$repeats"); do
   rm -f "$drive"
@@ -35,8 +40,12 @@ for _ in $(seq "$repeats"); do
     read -r mode bs_kib qd <<<"$spec"
     fio_runs[$mode]+=" $(fio --name=b --filename="$drive" --size="${image_mib}M" --rw="$mode" \
       --bs="${bs_kib}k" --direct=1 --ioengine=io_uring --iodepth="$qd" --runtime="$seconds" \
-      --time_based --output-format=json |
-      python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; d=j["read"] if j["read"]["bw_bytes"] else j["write"]; print("%.1f" % (d["bw_bytes"] / 1e6))')"
+      --time_based --output-format=json | python3 -c "$fio_json")"
+    case $mode in *write)
+      fsync_runs[$mode]+=" $(fio --name=b --filename="$drive" --size="${image_mib}M" --rw="$mode" \
+        --bs="${bs_kib}k" --direct=1 --ioengine=io_uring --iodepth="$qd" --fsync=1 \
+        --runtime="$seconds" --time_based --output-format=json | python3 -c "$fio_json")" ;;
+    esac
   done
   "$osd" --config "$work/cluster.json" --osd 0 --mkfs --workers 64 2>"$work/osd.log" &
   pid=$!
@@ -53,12 +62,18 @@ for _ in $(seq "$repeats"); do
 done
 echo "image: $image_mib MiB on a $drive_mib MiB drive file on $(df -T "$work" | awk 'NR==2 {print $2}')," \
   "${seconds} s per run, median of $repeats, fio $(fio --version), one OSD, 1 copy, loopback"
-echo "| mode | block | queue depth | fio MB/s (median) | through the OSD MB/s (median) | OSD / fio |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| mode | block | queue depth | fio MB/s (median) | through the OSD MB/s (median) | OSD / fio | fio fsync=1 MB/s | OSD / fio fsync=1 |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 for spec in "${modes[@]}"; do
   read -r mode bs_kib qd <<<"$spec"
   f=$(median <<<"${fio_runs[$mode]}")
   o=$(median <<<"${ours_runs[$mode]}")
-  echo "| $mode | ${bs_kib} KiB | $qd | $f | $o | $(python3 -c "print(f'{$o / $f:.2f}')") |"
+  if [ -n "${fsync_runs[$mode]:-}" ]; then
+    fs=$(median <<<"${fsync_runs[$mode]}")
+    extra="$fs | $(python3 -c "print(f'{$o / $fs:.2f}')")"
+  else
+    extra="- | -"
+  fi
+  echo "| $mode | ${bs_kib} KiB | $qd | $f | $o | $(python3 -c "print(f'{$o / $f:.2f}')") | $extra |"
 done
