@@ -43,7 +43,9 @@
 // writes a new checkpoint and starts a fresh journal generation. The journal is bounded: when
 // a record does not fit, the store writes a checkpoint and starts the journal again.
 //
-// Thread-safety: none; one task uses a DiskStore (the OSD of its device).
+// Thread-safety: none; one task at a time uses a DiskStore (the OSD of its device, through a
+// lock), except execute_read(), which only reads the device and may run beside any call
+// (see plan_read below).
 #pragma once
 
 #include <cstdint>
