@@ -141,10 +141,13 @@ void OsdService::serve(int worker, bool sub_ops) {
       if (first) env_.send(host_, sub_endpoint_.name(), Message{Shutdown{}, {}});
       return;
     }
-    if (!available()) continue;                   // crashed: the request is lost
-    if (!sub_ops && !await_active(*m)) continue;  // its group stayed inactive: dropped
-    if (options_.op_queue != nullptr && (std::holds_alternative<ReadRequest>(m->body) ||
-                                         std::holds_alternative<WriteRequest>(m->body))) {
+    if (!available()) continue;  // crashed: the request is lost
+    const bool io = std::holds_alternative<ReadRequest>(m->body) ||
+                    std::holds_alternative<WriteRequest>(m->body);
+    // A client op that must wait for its group to be active waits in a handler, never in the
+    // worker (a worker held by a PG that is peering would stall every other PG's ops).
+    const bool awaits = io && !sub_ops && options_.await_active;
+    if (awaits || (options_.op_queue != nullptr && io)) {
       // Ceph's op threads never wait for replicas: with an op queue (which bounds the
       // requests in their op-thread part) the worker hands the request to a handler task, one
       // more when none is idle, and goes back to the endpoint at once.
@@ -152,7 +155,7 @@ void OsdService::serve(int worker, bool sub_ops) {
       int slot = 0;
       {
         std::lock_guard<EnvMutex> lock(mu_);
-        pending_.push_back(std::make_shared<Message>(std::move(*m)));
+        pending_.push_back(Handed{std::make_shared<Message>(std::move(*m)), awaits});
         if (idle_handlers_ > 0) {
           --idle_handlers_;
         } else {
@@ -204,14 +207,15 @@ void OsdService::run_handler(int slot) {
                                std::to_string(slot));
   for (;;) {
     pending_sem_->acquire();
-    std::shared_ptr<Message> msg;
+    Handed handed;
     {
       std::lock_guard<EnvMutex> lock(mu_);
       GRANARY_CHECK(!pending_.empty());
-      msg = std::move(pending_.front());
+      handed = std::move(pending_.front());
       pending_.pop_front();
     }
-    dispatch(*msg, reply);
+    // (A group that stayed inactive: the request is dropped, the client resends it.)
+    if (!handed.awaits || await_active(*handed.message)) dispatch(*handed.message, reply);
     std::lock_guard<EnvMutex> lock(mu_);
     ++idle_handlers_;
   }

@@ -130,8 +130,9 @@ struct OsdServiceOptions {
   // before it is served; it blocks until the group is active here (peered in its current
   // interval, so this OSD, if its primary, holds the newest copy of every object) and returns
   // true, or returns false after its own bound: the request is then dropped unanswered and the
-  // client resends it (Ceph's PGs queue ops while peering: waiting_for_active). Requires
-  // `placement`. Null: requests are served at once.
+  // client resends it (Ceph's PGs queue ops while peering: waiting_for_active). With it, every
+  // client read and write goes to a handler task (as with an op queue), so that one waiting
+  // never holds a worker. Requires `placement`. Null: requests are served at once.
   std::function<bool(uint32_t group)> await_active = nullptr;
   // A DiskStore service: reads of the drive run in parallel, outside the store's lock
   // (StoreBackend's parallel_reads; real mode, where the drive's io_uring queue serves many at
@@ -242,7 +243,7 @@ class OsdService {
                                                   : options_.ec_cpu_s_per_byte;
   }
   void count_read(uint64_t bytes);  // one answered read request of `bytes`
-  // OsdServiceOptions::await_active for a client request; false: drop it.
+  // OsdServiceOptions::await_active for a client request (on a handler task); false: drop it.
   bool await_active(const Message& m);
   // The interval of `object`'s group now (0 without a placement).
   uint64_t interval_of(const std::string& object) const;
@@ -267,8 +268,13 @@ class OsdService {
   std::map<std::tuple<int, int, uint64_t>, std::shared_ptr<const redundancy::ReedSolomon>>
       codecs_;                   // guarded by mu_
   uint64_t sub_request_id_ = 0;  // guarded by mu_
-  // With an op queue: requests handed to the handler tasks (guarded by mu_), one token each.
-  std::deque<std::shared_ptr<Message>> pending_;
+  // Requests handed to the handler tasks (guarded by mu_), one token each: with an op queue,
+  // and client ops that must wait for their group to be active (await_active).
+  struct Handed {
+    std::shared_ptr<Message> message;
+    bool awaits = false;  // call await_active first
+  };
+  std::deque<Handed> pending_;
   int handlers_ = 0, idle_handlers_ = 0;  // guarded by mu_
   std::unique_ptr<Semaphore> pending_sem_;
   // Read for every request received: an atomic, not a lock (a lock is a simcall in SimGrid).
