@@ -137,6 +137,11 @@ Status StorageClient::check_read_reply(const ReadReply& reply, const Payload& pa
   return Status();
 }
 
+bool StorageClient::presumed_lost(const RadosBackend* rados, double sent_s) const {
+  return rados != nullptr && rados->same_map_resend_s > 0 &&
+         env_.now_s() - sent_s >= rados->same_map_resend_s;
+}
+
 Result<Message> StorageClient::await_reply(Endpoint& reply_ep, const RadosBackend* rados) {
   if (rados != nullptr && rados->map_epoch) return reply_ep.recv(rados->resend_check_s);
   if (rados != nullptr && rados->op_timeout_s > 0) return reply_ep.recv(rados->op_timeout_s);
@@ -216,10 +221,7 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
   // session reset too); one whose group has no OSD waits for the next map. A late reply to a
   // replaced send is ignored.
   uint32_t epoch_checked = planned_epoch;
-  auto lost = [&](double sent_s) {
-    return rados != nullptr && rados->same_map_resend_s > 0 &&
-           env_.now_s() - sent_s >= rados->same_map_resend_s;
-  };
+  auto lost = [&](double sent_s) { return presumed_lost(rados, sent_s); };
   double next_look_s = env_.now_s() + (rados != nullptr ? rados->same_map_resend_s : 0);
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
@@ -482,9 +484,7 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
   // group had no OSD tries again.
   auto resend_moved = [&] {
     const uint32_t epoch = epoch_now();
-    auto lost = [&](const Pending& p) {
-      return rados->same_map_resend_s > 0 && env_.now_s() - p.sent_s >= rados->same_map_resend_s;
-    };
+    auto lost = [&](const Pending& p) { return presumed_lost(rados, p.sent_s); };
     std::vector<uint64_t> ids;
     for (const auto& [id, p] : pending) {
       if (p.epoch != epoch || lost(p)) ids.push_back(id);

@@ -220,6 +220,9 @@ class StorageClient {
                                  const ObjectRead& read, bool want_bytes);
   // `n` fresh write versions (see write_file).
   std::vector<uint64_t> next_versions(size_t n);
+  // A request sent at `sent_s` and unanswered under the same map for same_map_resend_s
+  // (RadosBackend): it is sent again.
+  bool presumed_lost(const RadosBackend* rados, double sent_s) const;
   // The next reply: waiting resend_check_s with a changing map (to look at it again),
   // op_timeout_s without one (kNotFound: nothing came), else for ever.
   Result<Message> await_reply(Endpoint& reply_ep, const RadosBackend* rados);
