@@ -176,13 +176,43 @@ void OsdDaemons::refuse_rogue_and_garbage(ClusterProcess& p) {
   EXPECT_TRUE(daemons_[0]->wait_logged("frame 7 data crc32c")) << logs();  // the last refusal
 }
 
+// A name whose object's primary is not osd.1: written while osd.1 is dead, its primary and
+// the other replica apply it and the write fails (osd.1 silent past sub_op_s), so osd.1 has
+// certainly missed one write when it comes back.
+std::string a_name_osd1_is_not_primary_of(placement::Placement& placement) {
+  std::vector<int32_t> acting;
+  for (int i = 0;; ++i) {
+    const std::string name = "missed/" + std::to_string(i);
+    placement.devices_of(placement.group_of(services::rados_object_name(name, 0)), acting);
+    if (!acting.empty() && acting[0] != 1) return name;
+  }
+}
+
 // Four writers write objects of random content until told to stop; osd.1 is killed with
 // SIGKILL once 100 writes are acknowledged and restarted 1.5 s later. Every PG has a copy on
 // osd.1 (three OSDs, three copies) and no monitor marks it down, so writes stall while it is
-// away; once it is back they are acknowledged again (40 more, waited for up to 15 s).
+// away; once it is back they are acknowledged again (40 more, waited for up to 15 s). While it
+// is away a fifth task writes one object whose primary is another OSD (recorded unacked when
+// it fails, as it must): the restart waits for that write to end.
 void OsdDaemons::write_through_a_kill(Client& c, Writes& writes, size_t* acked_at_kill,
                                       size_t* acked_at_restart) {
   std::atomic<bool> writing{true};
+  std::atomic<int> missed{0};  // 1: osd.1 is dead, write; 2: written
+  const std::string missed_name = a_name_osd1_is_not_primary_of(c.placement);
+  c.env.spawn(kClientHost, "missed", [&] {
+    while (missed.load() == 0 && writing.load()) c.env.sleep_s(0.01);
+    if (!writing.load()) return;
+    MutableBuffer b = c.env.allocate(4096);
+    for (auto& x : b) x = std::byte{0x6d};
+    const Payload data = Payload::of(std::move(b).freeze());
+    const bool ok = c.storage.write_file(missed_name, data).ok();
+    EXPECT_FALSE(ok) << missed_name << " acknowledged with osd.1 dead";
+    {
+      std::lock_guard lock(writes.mu);
+      (ok ? writes.acked : writes.unacked)[missed_name] = data;
+    }
+    missed = 2;
+  });
   for (int w = 0; w < 4; ++w) {
     c.env.spawn(kClientHost, "writer" + std::to_string(w), [&, w] {
       Random rng(w + 1);
@@ -202,7 +232,12 @@ void OsdDaemons::write_through_a_kill(Client& c, Writes& writes, size_t* acked_a
   writes.wait_acked(100, 30);  // 1-2 s here; longer under the sanitizers
   EXPECT_EQ(daemons_[1]->kill_now(SIGKILL), -SIGKILL);
   *acked_at_kill = writes.acked_count();
+  missed = 1;
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (int waited = 0; waited < 200 && missed.load() != 2; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(missed.load(), 2) << "the write osd.1 misses did not end within 11.5 s";
   daemons_[1]->start();
   const bool serving = daemons_[1]->wait_serving();
   *acked_at_restart = writes.acked_count();
@@ -296,7 +331,7 @@ TEST_F(OsdDaemons, AnOsdKilledDuringWritesLosesNoAcknowledgedWrite) {
 
   recovery::PeeringReport peered, scrubbed;
   verify_after_recovery(c, writes, &peered, &scrubbed);
-  EXPECT_GT(peered.pushes, 0u) << "the restarted OSD missed writes: recovery pushed them";
+  EXPECT_GT(peered.pushes, 0u) << "osd.1 missed at least the write made while it was dead";
   EXPECT_EQ(scrubbed.scrub_errors, 0u);
   EXPECT_EQ(scrubbed.stale_copies, 0u);
   std::printf(
