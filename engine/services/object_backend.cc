@@ -145,13 +145,33 @@ Status StoreBackend::write(std::string_view object, uint64_t offset, const Paylo
                                     std::string(object) +
                                     " carries no bytes, and this OSD stores data");
   }
-  std::lock_guard<EnvMutex> lock(mu_);
-  return write_to(store_, object, offset, data, logical_end, version);
+  const uint64_t first = offset / store::kBlockBytes;
+  const uint64_t last = (offset + std::max<uint64_t>(data.size_bytes, 1) - 1) / store::kBlockBytes;
+  std::unique_lock<EnvMutex> lock(mu_);
+  wait_for_blocks(lock, object, first, last, /*all=*/false);
+  Result<store::DiskStore::PreparedWrite> prepared = store_.prepare_write(
+      object, offset, data, options_for(store_, object, offset, data, logical_end, version, false));
+  if (!prepared.ok()) return prepared.status();
+  const uint64_t id = ++next_write_id_;
+  writing_[prepared->object].push_back(InFlight{first, last - first + 1, id});
+  lock.unlock();
+  const Status written = store_.write_data(*prepared);
+  lock.lock();
+  // In prepare order: the attributes from the object as the earlier writes left it.
+  auto& queue = writing_.find(prepared->object)->second;
+  while (queue.front().id != id) wait(lock);
+  prepared->attrs = options_for(store_, object, offset, data, logical_end, version, false).attrs;
+  const Status committed = store_.commit_write(*prepared, written);
+  queue.pop_front();
+  if (queue.empty()) writing_.erase(prepared->object);
+  notify_all();
+  if (!committed.ok()) return committed;
+  return durable(lock, store_.last_seq());
 }
 
-Status StoreBackend::write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
-                              const Payload& data, uint64_t logical_end, uint64_t version,
-                              bool sync) {
+store::WriteOptions StoreBackend::options_for(store::DiskStore& store, std::string_view object,
+                                              uint64_t offset, const Payload& data,
+                                              uint64_t logical_end, uint64_t version, bool sync) {
   store::WriteOptions options;
   options.sync = sync;
   uint64_t logical = offset + data.size_bytes;
@@ -161,12 +181,70 @@ Status StoreBackend::write_to(store::DiskStore& store, std::string_view object, 
   logical = std::max(logical, logical_end);
   options.attrs.emplace_back(kLogicalSizeAttr, std::to_string(logical));
   if (version > 0) options.attrs.emplace_back(kVersionAttr, std::to_string(version));
-  return store.write(object, offset, data, options);
+  return options;
+}
+
+Status StoreBackend::durable(std::unique_lock<EnvMutex>& lock, uint64_t seq) {
+  for (;;) {
+    if (Status h = store_.health(); !h.ok()) return h;
+    if (store_.durable_seq() >= seq) return Status::ok_status();
+    if (flushing_) {
+      wait(lock);  // the flush under way may cover `seq`; if not, the next one will
+      continue;
+    }
+    flushing_ = true;
+    store::DiskStore::FlushTicket ticket = store_.begin_flush();
+    lock.unlock();
+    const Status flushed = store_.flush_unlocked(ticket);
+    lock.lock();
+    const Status s = store_.end_flush(ticket, flushed);
+    flushing_ = false;
+    notify_all();
+    if (!s.ok()) return s;
+  }
+}
+
+void StoreBackend::wait(std::unique_lock<EnvMutex>& lock) {
+  // A semaphore per waiter: a wake-up meant for one task can never be taken by another.
+  std::unique_ptr<Semaphore> woken = env_.make_semaphore(0);
+  waiters_.push_back(woken.get());
+  lock.unlock();
+  woken->acquire();
+  lock.lock();
+}
+
+void StoreBackend::notify_all() {
+  for (Semaphore* w : waiters_) w->release();
+  waiters_.clear();
+}
+
+void StoreBackend::wait_for_blocks(std::unique_lock<EnvMutex>& lock, std::string_view object,
+                                   uint64_t first, uint64_t last, bool all) {
+  for (;;) {
+    auto it = writing_.find(object);
+    if (it == writing_.end()) return;
+    bool overlaps = all;
+    for (const InFlight& w : it->second) {
+      overlaps = overlaps || (w.first <= last && first < w.first + w.blocks);
+    }
+    if (!overlaps) return;
+    wait(lock);
+  }
+}
+
+Status StoreBackend::write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
+                              const Payload& data, uint64_t logical_end, uint64_t version,
+                              bool sync) {
+  return store.write(object, offset, data,
+                     options_for(store, object, offset, data, logical_end, version, sync));
 }
 
 Status StoreBackend::remove(std::string_view object) {
-  std::lock_guard<EnvMutex> lock(mu_);
-  return store_.remove(object);
+  std::unique_lock<EnvMutex> lock(mu_);
+  wait_for_blocks(lock, object, 0, 0, /*all=*/true);
+  if (Status s = store_.remove(object, store::WriteOptions{.sync = false, .attrs = {}}); !s.ok())
+    return s;
+  return durable(lock, store_.last_seq());
 }
 
 Result<std::vector<ObjectListing>> StoreBackend::list() {

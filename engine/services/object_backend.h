@@ -22,6 +22,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,14 +104,25 @@ class ExtentBackend final : public ObjectBackend {
 
 // The data-carrying backend over a mounted DiskStore (see the header comment). The store must
 // outlive the backend; nothing else may use it meanwhile. Its calls are serialised by one
-// lock; with `parallel_reads` a read holds it only to plan (DiskStore::plan_read) and reads the
-// device without it, so reads overlap each other and writes on the drive's queue (real mode);
-// one whose blocks a concurrent write reused fails its crc check and is read again under the
-// lock.
+// lock, held only around the store's index:
+//  - A write prepares under it (DiskStore::prepare_write), writes its blocks without it, and
+//    commits under it, so writes overlap on the drive's queue. Writes of one object commit in
+//    the order they were prepared (its size, version and client-visible size attributes are
+//    set at the commit, from the object as it is then); one that touches a block of an
+//    uncommitted write of the same object waits for that commit before it prepares (it
+//    merges the block's old content), and so does a remove.
+//  - Group commit: a write or remove returns once a device flush begun after its journal
+//    record covers it. One task flushes (DiskStore::begin_flush ... end_flush) without the
+//    lock while others append their records and wait; the next flush covers them all, so a
+//    queue of n writes costs about one flush, not n (BlueStore's kv_sync_thread, a database's
+//    group commit).
+//  - With `parallel_reads` a read holds the lock only to plan (DiskStore::plan_read) and reads
+//    the device without it (real mode: io_uring serves many at once); one whose blocks a
+//    concurrent write reused fails its crc check and is read again under the lock.
 class StoreBackend final : public ObjectBackend {
  public:
   StoreBackend(Env& env, store::DiskStore& store, bool parallel_reads = false)
-      : store_(store), mu_(env), parallel_reads_(parallel_reads) {}
+      : env_(env), store_(store), mu_(env), parallel_reads_(parallel_reads) {}
 
   bool writable() const override { return true; }
   bool carries_data() const override { return true; }
@@ -138,9 +153,33 @@ class StoreBackend final : public ObjectBackend {
   static constexpr const char* kLogicalSizeAttr = "ls";
 
  private:
+  // The store options of a write: its attributes (the client-visible size, the version).
+  static store::WriteOptions options_for(store::DiskStore& store, std::string_view object,
+                                         uint64_t offset, const Payload& data, uint64_t logical_end,
+                                         uint64_t version, bool sync);
+  // Under the lock: waits until the store's record `seq` is durable, flushing the device (lock
+  // released meanwhile) when no other task is, else waiting for the one that is.
+  Status durable(std::unique_lock<EnvMutex>& lock, uint64_t seq);
+  // Under the lock: waits for notify_all() (the lock released meanwhile), then re-locks.
+  void wait(std::unique_lock<EnvMutex>& lock);
+  void notify_all();  // under the lock
+  // Under the lock: waits until no uncommitted write of `object` touches blocks
+  // [first, last] (any block when `all`).
+  void wait_for_blocks(std::unique_lock<EnvMutex>& lock, std::string_view object, uint64_t first,
+                       uint64_t last, bool all);
+
+  Env& env_;
   store::DiskStore& store_;
   EnvMutex mu_;
   const bool parallel_reads_;
+  bool flushing_ = false;  // a task is flushing the device
+  // The uncommitted writes of each object, in prepare order.
+  struct InFlight {
+    uint64_t first = 0, blocks = 0, id = 0;
+  };
+  std::map<std::string, std::deque<InFlight>, std::less<>> writing_;
+  uint64_t next_write_id_ = 0;
+  std::vector<Semaphore*> waiters_;  // tasks in wait()
 };
 
 }  // namespace granary::services

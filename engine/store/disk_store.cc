@@ -511,11 +511,12 @@ Status DiskStore::append_record(uint16_t type, const std::vector<std::byte>& bod
   rec.insert(rec.end(), body.begin(), body.end());
   put_u32_at(rec, 24, crc32c(rec));
   rec.resize(bytes);
-  if (Status s = write_device(layout_.journal_offset + journal_head_, rec); !s.ok()) {
-    return s;
-  }
+  // Written by the next flush (begin_flush hands it over).
+  GRANARY_CHECK(journal_pending_at_ + journal_pending_.size() == journal_head_);
+  journal_pending_.insert(journal_pending_.end(), rec.begin(), rec.end());
   journal_head_ += bytes;
   ++last_seq_;
+  dirty_ = true;
   return Status::ok_status();
 }
 
@@ -562,6 +563,10 @@ Status DiskStore::write_checkpoint() {
   active_slot_ = slot;
   ++generation_;
   journal_head_ = 0;
+  // The records not yet written are in the checkpoint; the journal starts again.
+  journal_pending_.clear();
+  journal_pending_at_ = 0;
+  journal_handed_ = 0;
   return Status::ok_status();
 }
 
@@ -570,6 +575,7 @@ Status DiskStore::checkpoint() {
   // Everything the new checkpoint describes must be on the disk before it is.
   if (Status s = flush_device(); !s.ok()) return s;
   if (Status s = write_checkpoint(); !s.ok()) return s;
+  durable_seq_ = last_seq_;
   // No journal record before the checkpoint will be replayed: every freed block is free.
   release_all_pending();
   return Status::ok_status();
@@ -585,16 +591,69 @@ void DiskStore::release_all_pending() {
 Status DiskStore::flush() {
   if (!failure_.empty()) return unusable();
   if (!dirty_) return Status::ok_status();
-  if (Status s = flush_device(); !s.ok()) return s;
-  // The commit mark written by the previous flush is durable now: its blocks may be reused.
-  for (uint64_t b : freed_await_commit_) allocator_.release(BlockExtent{b, 1});
-  freed_await_commit_ = std::move(freed_unflushed_);
+  FlushTicket ticket = begin_flush();
+  return end_flush(ticket, flush_unlocked(ticket));
+}
+
+DiskStore::FlushTicket DiskStore::begin_flush() {
+  GRANARY_CHECK(!flushing_);  // one flush at a time
+  flushing_ = true;
+  FlushTicket t;
+  t.through_seq = last_seq_;
+  t.generation = generation_;
+  t.device_flush = dirty_;
+  t.freed = std::move(freed_unflushed_);
   freed_unflushed_.clear();
+  dirty_ = false;  // what is written from now on needs the next flush
+  if (journal_head_ > journal_handed_) {
+    // Whole blocks: the written part of the first, the new records, zeros to the end of the
+    // last (an aligned write, which the drive takes beside the data writes).
+    MutableBuffer blocks(round_up(journal_pending_.size(), kBlockBytes));
+    blocks.write_at(0, journal_pending_);
+    t.journal_offset = layout_.journal_offset + journal_pending_at_;
+    t.journal = std::move(blocks).freeze();
+    // The last block's records begin the next flush's first block.
+    const uint64_t keep_from = journal_head_ / kBlockBytes * kBlockBytes;
+    journal_pending_.erase(
+        journal_pending_.begin(),
+        journal_pending_.begin() + static_cast<ptrdiff_t>(keep_from - journal_pending_at_));
+    journal_pending_at_ = keep_from;
+    journal_handed_ = journal_head_;
+  }
+  return t;
+}
+
+Status DiskStore::flush_unlocked(const FlushTicket& ticket) const {
+  if (!ticket.journal.empty()) {
+    if (Status s = device_.write(ticket.journal_offset, Payload::of(ticket.journal)); !s.ok()) {
+      return s;
+    }
+  }
+  return ticket.device_flush ? device_.flush() : Status::ok_status();
+}
+
+Status DiskStore::end_flush(FlushTicket& ticket, const Status& flushed) {
+  flushing_ = false;
+  if (!failure_.empty()) return unusable();
+  if (!flushed.ok()) return fail(flushed);
+  durable_seq_ = std::max(durable_seq_, ticket.through_seq);
+  std::vector<uint64_t> freed = std::move(ticket.freed);
+  if (ticket.generation != generation_) {
+    // A checkpoint ran meanwhile (it released every block then pending): no record before it
+    // is ever replayed, so the blocks these records freed are free now.
+    for (uint64_t b : freed) allocator_.release(BlockExtent{b, 1});
+    return Status::ok_status();
+  }
+  // The commit mark appended by the previous flush (before this one began) is durable now:
+  // the blocks it covers may be reused.
+  for (uint64_t b : freed_await_commit_) allocator_.release(BlockExtent{b, 1});
+  freed_await_commit_ = std::move(freed);
   if (freed_await_commit_.empty()) return Status::ok_status();
-  // A commit mark: replay needs no data check for records up to last_seq_ (so it does not
-  // mistake their reused blocks for lost data). Durable at the next flush.
+  // A commit mark: replay needs no data check for records up to the ones this flush made
+  // durable (so it does not mistake their reused blocks for lost data); records appended
+  // while the device flushed are not covered. Durable at the next flush.
   Writer w;
-  w.u64(last_seq_);
+  w.u64(ticket.through_seq);
   return append_record(kCommit, w.out);
 }
 
@@ -603,6 +662,16 @@ Status DiskStore::flush() {
 
 Status DiskStore::write(std::string_view object, uint64_t offset, const Payload& data,
                         const WriteOptions& options) {
+  Result<PreparedWrite> prepared = prepare_write(object, offset, data, options);
+  if (!prepared.ok()) return prepared.status();
+  const Status written = write_data(*prepared);
+  if (Status s = commit_write(*prepared, written); !s.ok()) return s;
+  return options.sync ? flush() : Status::ok_status();
+}
+
+Result<DiskStore::PreparedWrite> DiskStore::prepare_write(std::string_view object, uint64_t offset,
+                                                          const Payload& data,
+                                                          const WriteOptions& options) {
   if (!failure_.empty()) return unusable();
   if (object.empty() || object.size() > kMaxNameBytes) {
     return Status::invalid_argument(where() + ": object names are 1 to 1024 bytes, found " +
@@ -649,11 +718,16 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
   auto found = onodes_.find(object);
   const Onode* old = found == onodes_.end() ? nullptr : &found->second;
 
+  PreparedWrite p;
+  p.object = std::string(object);
+  p.first_block = first;
+  p.blocks = count;
+  p.end_bytes = offset + len;
+  p.attrs = options.attrs;
   // The new content of every block the write touches: the payload itself when the write
   // covers whole blocks (no copy), else the old blocks' bytes with the new ones laid over.
-  Buffer content;
   if (offset % kBlockBytes == 0 && len % kBlockBytes == 0) {
-    content = data.bytes;
+    p.content = data.bytes;
   } else {
     MutableBuffer m(count * kBlockBytes);
     for (uint64_t i = 0; i < count; ++i) {
@@ -674,59 +748,96 @@ Status DiskStore::write(std::string_view object, uint64_t offset, const Payload&
       m.write_at(i * kBlockBytes, b->span());
     }
     if (len > 0) m.write_at(offset - first * kBlockBytes, data.bytes.span());
-    content = std::move(m).freeze();
+    p.content = std::move(m).freeze();
   }
 
   // Space: room in the journal first (a checkpoint releases freed blocks), then blocks.
   if (Status s = ensure_journal_room(record_bytes + kRecordAlign); !s.ok()) return s;
-  std::vector<BlockExtent> got = allocator_.allocate(count);
-  if (got.empty() && count > 0 && !(freed_unflushed_.empty() && freed_await_commit_.empty())) {
+  p.extents = allocator_.allocate(count);
+  if (p.extents.empty() && count > 0 &&
+      !(freed_unflushed_.empty() && freed_await_commit_.empty())) {
     if (Status s = checkpoint(); !s.ok()) return s;  // makes the freed blocks reusable
-    got = allocator_.allocate(count);
+    p.extents = allocator_.allocate(count);
   }
-  if (got.empty() && count > 0) {
+  if (p.extents.empty() && count > 0) {
     return Status::no_space(
         where() + ": writing " + std::to_string(len) + " bytes to object " + quoted(object) +
         " needs " + std::to_string(count * kBlockBytes) + " bytes of new blocks; " +
         std::to_string(allocator_.free_blocks() * kBlockBytes) + " bytes are free of " +
         std::to_string(layout_.data_blocks * kBlockBytes));
   }
+  preparing_blocks_ += count;
+  return p;
+}
 
+Status DiskStore::write_data(PreparedWrite& p) const {
   // Data to the new blocks, one device write per extent.
-  Writer body;
-  body.str(object);
-  const uint64_t new_size = std::max(old ? old->size : 0, offset + len);
-  body.u64(new_size);
-  body.u32(static_cast<uint32_t>(count));
-  std::vector<BlockRef> refs;
+  p.crcs.clear();
+  p.crcs.reserve(p.blocks);
   uint64_t i = 0;
-  for (const BlockExtent& e : got) {
-    Buffer chunk = content.slice(i * kBlockBytes, e.blocks * kBlockBytes);
+  for (const BlockExtent& e : p.extents) {
+    Buffer chunk = p.content.slice(i * kBlockBytes, e.blocks * kBlockBytes);
     for (uint64_t k = 0; k < e.blocks; ++k) {
-      const uint32_t crc =
-          crc32c(std::span(chunk.data() + k * kBlockBytes, static_cast<size_t>(kBlockBytes)));
-      refs.push_back(BlockRef{e.start + k, crc});
-      body.u64(first + i + k);
-      body.u64(e.start + k);
-      body.u32(crc);
+      p.crcs.push_back(
+          crc32c(std::span(chunk.data() + k * kBlockBytes, static_cast<size_t>(kBlockBytes))));
     }
-    if (Status s = write_device(e.start * kBlockBytes, std::move(chunk)); !s.ok()) return s;
+    if (Status s = device_.write(e.start * kBlockBytes, Payload::of(std::move(chunk))); !s.ok()) {
+      return s;
+    }
     i += e.blocks;
   }
-  put_attrs(body, options.attrs);
-  if (Status s = append_record(kWrite, body.out); !s.ok()) return s;
+  return Status::ok_status();
+}
 
-  Onode& o = onodes_[std::string(object)];
+Status DiskStore::commit_write(PreparedWrite& p, const Status& written) {
+  GRANARY_CHECK(preparing_blocks_ >= p.blocks);
+  preparing_blocks_ -= p.blocks;
+  auto give_back = [&] {
+    for (const BlockExtent& e : p.extents) allocator_.release(e);
+  };
+  if (!failure_.empty()) {
+    give_back();
+    return unusable();
+  }
+  if (!written.ok()) {
+    give_back();
+    return fail(written);
+  }
+  GRANARY_CHECK(p.crcs.size() == p.blocks);  // write_data ran
+  dirty_ = true;                             // the data blocks
+  auto found = onodes_.find(p.object);
+  const uint64_t new_size = std::max(found == onodes_.end() ? 0 : found->second.size, p.end_bytes);
+  Writer body;
+  body.str(p.object);
+  body.u64(new_size);
+  body.u32(static_cast<uint32_t>(p.blocks));
+  std::vector<BlockRef> refs;
+  refs.reserve(p.blocks);
+  uint64_t i = 0;
+  for (const BlockExtent& e : p.extents) {
+    for (uint64_t k = 0; k < e.blocks; ++k, ++i) {
+      refs.push_back(BlockRef{e.start + k, p.crcs[i]});
+      body.u64(p.first_block + i);
+      body.u64(e.start + k);
+      body.u32(p.crcs[i]);
+    }
+  }
+  put_attrs(body, p.attrs);
+  if (Status s = append_record(kWrite, body.out); !s.ok()) {
+    if (failure_.empty()) give_back();  // not written (a full checkpoint slot): still free
+    return s;
+  }
+  Onode& o = onodes_[p.object];
   o.size = new_size;
-  for (const auto& [k, v] : options.attrs) o.attrs[k] = v;
-  for (uint64_t k = 0; k < count; ++k) {
-    auto [it, inserted] = o.blocks.try_emplace(first + k, refs[k]);
+  for (const auto& [k, v] : p.attrs) o.attrs[k] = v;
+  for (uint64_t k = 0; k < p.blocks; ++k) {
+    auto [it, inserted] = o.blocks.try_emplace(p.first_block + k, refs[k]);
     if (!inserted) {
       free_later(it->second);
       it->second = refs[k];
     }
   }
-  return options.sync ? flush() : Status::ok_status();
+  return Status::ok_status();
 }
 
 Result<Payload> DiskStore::read(std::string_view object, uint64_t offset, uint64_t length) {
@@ -916,10 +1027,11 @@ Status DiskStore::check() const {
     }
   }
   const uint64_t pending = freed_unflushed_.size() + freed_await_commit_.size();
-  if (used + pending + allocator_.free_blocks() != layout_.data_blocks) {
+  if (used + pending + preparing_blocks_ + allocator_.free_blocks() != layout_.data_blocks) {
     return Status::corruption(
         where() + ": " + std::to_string(used) + " used + " + std::to_string(pending) +
-        " pending + " + std::to_string(allocator_.free_blocks()) +
+        " pending + " + std::to_string(preparing_blocks_) + " being written + " +
+        std::to_string(allocator_.free_blocks()) +
         " free blocks != " + std::to_string(layout_.data_blocks) + " in the data region");
   }
   uint64_t free_sum = 0;

@@ -20,7 +20,8 @@
 //
 // Writes are copy-on-write: a write puts the new content of every 4 KiB block it touches
 // (merged with the old content for partial blocks) into freshly allocated blocks, then appends
-// one journal record naming those blocks and their crcs. The blocks it replaced are freed, but
+// one journal record naming those blocks and their crcs (in memory: the next flush writes the
+// records in whole blocks, then flushes the device). The blocks it replaced are freed, but
 // not reusable before a commit mark covering the record is durable (two device flushes later),
 // so no crash can leave an older version of an object pointing at reused blocks.
 //
@@ -44,8 +45,9 @@
 // a record does not fit, the store writes a checkpoint and starts the journal again.
 //
 // Thread-safety: none; one task at a time uses a DiskStore (the OSD of its device, through a
-// lock), except execute_read(), which only reads the device and may run beside any call
-// (see plan_read below).
+// lock), except execute_read(), write_data() and flush_unlocked(), which only touch the device
+// (and what their argument holds) and may run beside any call: see plan_read, prepare_write
+// and begin_flush below.
 #pragma once
 
 #include <cstdint>
@@ -144,10 +146,65 @@ class DiskStore {
   static constexpr uint64_t kHoleBlock = ~uint64_t{0};
   Result<ReadPlan> plan_read(std::string_view object, uint64_t offset, uint64_t length) const;
   Result<Payload> execute_read(const ReadPlan& plan) const;
+  // write() in three steps, for a caller that lets data writes run in parallel (real mode's
+  // OSD): prepare_write (under the caller's lock) checks the write, merges partial blocks with
+  // their old content and allocates the new blocks; write_data (without the lock) computes
+  // the blocks' crc32c and writes them; commit_write (under the lock) appends the journal
+  // record and updates the index, or, when `written` failed, gives the blocks back and marks
+  // the store failed. Until its commit the write is invisible. While a write is prepared,
+  // the caller must not prepare another write of the same object that touches one of its
+  // blocks (the later one's merge would miss the earlier one's bytes), nor remove the object;
+  // writes of other blocks and other objects interleave freely. The object's size at commit
+  // is the larger of its size then and the write's end; the caller may replace `attrs` before
+  // the commit (by no more than a few dozen bytes). `sync` is ignored: commit_write makes
+  // nothing durable (flush, or begin_flush and end_flush, do).
+  struct PreparedWrite {
+    std::string object;
+    uint64_t first_block = 0, blocks = 0, end_bytes = 0;
+    std::vector<std::pair<std::string, std::string>> attrs;
+    Buffer content;                    // the new content of every block touched
+    std::vector<BlockExtent> extents;  // where it goes, `blocks` blocks in all
+    std::vector<uint32_t> crcs;        // set by write_data, one per block
+  };
+  Result<PreparedWrite> prepare_write(std::string_view object, uint64_t offset, const Payload& data,
+                                      const WriteOptions& options = {});
+  Status write_data(PreparedWrite& prepared) const;
+  Status commit_write(PreparedWrite& prepared, const Status& written);
   // Removes `object`; its blocks are freed.
   Status remove(std::string_view object, const WriteOptions& options = {});
   // Makes every operation that returned OK durable.
   Status flush();
+
+  // Journal records are appended in memory and written by the next flush, all of them in one
+  // device write of whole 4 KiB blocks (the bytes past the last record are zeros, which replay
+  // reads as the journal's end; the next flush writes that block again, with the same records
+  // and more).
+  //
+  // flush() in three steps, for group commit: a caller that serialises the store's calls with
+  // a lock lets one task flush the device without it while others append records, then every
+  // record the flush covered is durable at once. begin_flush (under the lock) takes the records
+  // appended so far; flush_unlocked (without it) writes them and flushes the device; end_flush
+  // (under it, with
+  // flush_unlocked's Status) makes those records durable (durable_seq()) and appends the commit
+  // mark that lets the blocks they freed be reused, covering only the records the flush made
+  // durable. One flush at a time (checked).
+  struct FlushTicket {
+    uint64_t through_seq = 0;     // the last record the flush covers
+    uint64_t generation = 0;      // the journal's generation when it began
+    bool device_flush = false;    // written since the last device flush
+    std::vector<uint64_t> freed;  // blocks freed by the records it covers
+    uint64_t journal_offset = 0;  // where `journal` goes on the device
+    Buffer journal;               // the records' 4 KiB journal blocks (none: nothing new)
+  };
+  FlushTicket begin_flush();
+  Status flush_unlocked(const FlushTicket& ticket) const;
+  Status end_flush(FlushTicket& ticket, const Status& flushed);
+  // The sequence number of the last journal record appended, and of the last one durable:
+  // an operation that returned OK is durable once durable_seq() reaches the last_seq() it left.
+  uint64_t last_seq() const { return last_seq_; }
+  uint64_t durable_seq() const { return durable_seq_; }
+  // OK, or why the store must be mounted again (a device failure).
+  Status health() const { return failure_.empty() ? Status::ok_status() : unusable(); }
   // Writes the object index to a checkpoint slot and starts a fresh journal (also done when
   // the journal is full, and by mount). Makes everything durable.
   Status checkpoint();
@@ -208,11 +265,19 @@ class DiskStore {
   Layout layout_;
   std::map<std::string, Onode, std::less<>> onodes_;
   ExtentAllocator allocator_;
-  uint64_t generation_ = 0;                   // of the checkpoint the journal continues
-  int active_slot_ = 0;                       // the slot holding that checkpoint
-  uint64_t journal_head_ = 0;                 // where the next record goes (bytes into the journal)
-  uint64_t last_seq_ = 0;                     // the last record's sequence number
-  bool dirty_ = false;                        // written since the last device flush
+  uint64_t generation_ = 0;    // of the checkpoint the journal continues
+  int active_slot_ = 0;        // the slot holding that checkpoint
+  uint64_t journal_head_ = 0;  // where the next record goes (bytes into the journal)
+  uint64_t last_seq_ = 0;      // the last record's sequence number
+  uint64_t durable_seq_ = 0;   // the last record known durable
+  bool dirty_ = false;         // written since the last device flush
+  bool flushing_ = false;      // between begin_flush and end_flush
+  // Journal records not yet handed to a flush, from the 4 KiB-aligned journal offset
+  // journal_pending_at_ (the part of that block written before, then the new records).
+  uint64_t journal_pending_at_ = 0;
+  std::vector<std::byte> journal_pending_;
+  uint64_t journal_handed_ = 0;               // journal_head_ at the last hand-off
+  uint64_t preparing_blocks_ = 0;             // allocated by prepared, uncommitted writes
   std::vector<uint64_t> freed_unflushed_;     // freed by records not yet flushed
   std::vector<uint64_t> freed_await_commit_;  // flushed; their commit mark is not yet durable
   std::string failure_;  // set after a device error: the store must be mounted again
