@@ -68,9 +68,8 @@ Payload content_payload(uint64_t seed, std::string_view path, uint64_t size_byte
   return Payload::of(std::move(bytes).freeze());
 }
 
-Status CarriedData::verify(std::string_view path, uint64_t size_bytes,
-                           std::span<const std::byte> data) {
-  ++counts_.reads_verified;
+Status check_content(uint64_t seed, std::string_view path, uint64_t size_bytes,
+                     std::span<const std::byte> data) {
   std::vector<std::byte> want(std::min<uint64_t>(size_bytes, 1 << 20));
   uint64_t at = 0;
   std::string problem;
@@ -80,7 +79,7 @@ Status CarriedData::verify(std::string_view path, uint64_t size_bytes,
   }
   while (problem.empty() && at < size_bytes) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(want.size(), size_bytes - at));
-    fill_content(seed_, path, at, std::span(want.data(), n));
+    fill_content(seed, path, at, std::span(want.data(), n));
     if (std::memcmp(want.data(), data.data() + at, n) != 0) {
       size_t j = 0;
       while (want[j] == data[at + j]) ++j;
@@ -91,11 +90,21 @@ Status CarriedData::verify(std::string_view path, uint64_t size_bytes,
     at += n;
   }
   if (!problem.empty()) {
-    ++counts_.mismatches;
     return Status::corruption("carried data: " + std::string(path) + ": " + problem);
   }
-  counts_.bytes_verified += size_bytes;
   return Status::ok_status();
+}
+
+Status CarriedData::verify(std::string_view path, uint64_t size_bytes,
+                           std::span<const std::byte> data) {
+  ++counts_.reads_verified;
+  Status s = check_content(seed_, path, size_bytes, data);
+  if (!s.ok()) {
+    ++counts_.mismatches;
+    return s;
+  }
+  counts_.bytes_verified += size_bytes;
+  return s;
 }
 
 Status mount_stores(SimEnv& env, int drives, CarriedData& carried) {

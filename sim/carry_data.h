@@ -39,6 +39,11 @@ namespace granary::sim {
 void fill_content(uint64_t seed, std::string_view path, uint64_t offset, std::span<std::byte> out);
 // The whole content of a file of `size_bytes`, as a payload with bytes.
 Payload content_payload(uint64_t seed, std::string_view path, uint64_t size_bytes);
+// OK when `data` is the whole content of file `path` of `size_bytes`, else a corruption
+// Status naming the file and the first byte that differs (its value read and written).
+// Thread-safe (pure).
+Status check_content(uint64_t seed, std::string_view path, uint64_t size_bytes,
+                     std::span<const std::byte> data);
 
 // What a run that carries data did, for the report.
 struct CarryCounts {

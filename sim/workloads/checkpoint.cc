@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/services/phase_barrier.h"
 #include "sim/report_writer.h"
 #include "sim/sampler.h"
 #include "sim/workloads/workloads.h"
@@ -15,30 +16,6 @@ namespace granary::sim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
-
-// Ranks meeting between the phases of a checkpoint run: the last to arrive lets all go.
-class PhaseBarrier {
- public:
-  PhaseBarrier(Env& env, int parties) : parties_(parties), mu_(env), gate_(env.make_semaphore(0)) {}
-  void arrive_and_wait() {
-    bool last = false;
-    {
-      std::lock_guard<services::EnvMutex> lock(mu_);
-      last = ++arrived_ == parties_;
-    }
-    if (last) {
-      for (int i = 1; i < parties_; ++i) gate_->release();
-    } else {
-      gate_->acquire();
-    }
-  }
-
- private:
-  int parties_;
-  int arrived_ = 0;
-  services::EnvMutex mu_;
-  std::unique_ptr<Semaphore> gate_;
-};
 
 // A checkpoint run: its ranks' clients and barriers, what they measure, and the tasks (whose
 // lambdas capture the run: it outlives the simulation).
@@ -62,7 +39,7 @@ class CheckpointRun {
   const models::CheckpointWorkload& ck_;
   const int sim_ranks_;
   std::vector<std::unique_ptr<services::StorageClient>> clients_;  // [node]
-  std::vector<std::unique_ptr<PhaseBarrier>> barriers_;
+  std::vector<std::unique_ptr<services::PhaseBarrier>> barriers_;
   std::vector<double> phase_end_;  // [phase]
   Status first_error_;
   int ranks_done_ = 0;
@@ -179,7 +156,7 @@ Result<nlohmann::json> CheckpointRun::run() {
   m_.read_s.assign(n_ck, std::vector<double>(sim_ranks_, 0));
   phase_end_.assign(2 * n_ck, 0);
   for (int i = 0; i < 2 * n_ck + 1; ++i) {
-    barriers_.push_back(std::make_unique<PhaseBarrier>(env, sim_ranks_));
+    barriers_.push_back(std::make_unique<services::PhaseBarrier>(env, sim_ranks_));
   }
   spawn_ranks();
   // The monitor ticks about 100 times over the time the analytic write bound allows the

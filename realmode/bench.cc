@@ -1,0 +1,396 @@
+#include "realmode/bench.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/layout/rbd.h"
+#include "engine/random.h"
+#include "engine/services/client.h"
+#include "engine/services/gpu_consumer.h"
+#include "engine/services/phase_barrier.h"
+#include "models/scenario_json.h"
+#include "sim/carry_data.h"
+
+namespace granary::realmode {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// What the reads and writes of a run counted (shared by its tasks).
+struct Counts {
+  std::atomic<uint64_t> files_written{0}, bytes_written{0};
+  std::atomic<uint64_t> reads_verified{0}, bytes_verified{0}, mismatches{0};
+  std::mutex mu;
+  Status first_error;  // guarded by mu
+  void fail(const Status& s) {
+    std::lock_guard lock(mu);
+    if (first_error.ok()) first_error = s;
+  }
+  Status verify(uint64_t seed, const services::DatasetFile& f, std::span<const std::byte> data) {
+    ++reads_verified;
+    Status s = sim::check_content(seed, f.path, f.size_bytes, data);
+    if (!s.ok()) {
+      ++mismatches;
+      return s;
+    }
+    bytes_verified += f.size_bytes;
+    return s;
+  }
+  nlohmann::json to_json() const {
+    return {{"files_written", files_written.load()},
+            {"bytes_written", bytes_written.load()},
+            {"reads_verified", reads_verified.load()},
+            {"bytes_verified", bytes_verified.load()},
+            {"mismatches", mismatches.load()}};
+  }
+};
+
+// The client side of one process: its storage clients' backend, over the cluster's pool with
+// the scenario's object size and windows.
+services::RadosBackend backend_of(ClusterProcess& process, const BenchPlan& plan) {
+  services::RadosBackend b = process.rados_backend();
+  auto layout = layout::RbdLayout::create(plan.plan.storage.layout);
+  GRANARY_CHECK(layout.ok());  // plan_bench checked it
+  b.layout = *layout;
+  b.window_requests = plan.plan.storage.inflight_objects;
+  return b;
+}
+
+nlohmann::json report_head(const BenchPlan& plan, const BenchOptions& options,
+                           const std::string& command) {
+  const models::Scenario& s = plan.plan.scenario;
+  return {{"granary_report", 2},
+          {"mode", "real"},
+          {"command", command},
+          {"scenario", {{"name", s.name}, {"source", s.source_path}, {"seed", plan.plan.seed}}},
+          {"share", {{"index", options.share_index}, {"count", options.share_count}}}};
+}
+
+bool in_share(uint64_t i, const BenchOptions& o) {
+  return static_cast<int>(i % static_cast<uint64_t>(o.share_count)) == o.share_index;
+}
+
+// The p-th quantile (0..1) of `v` in milliseconds (nearest rank); 0 when empty.
+double quantile_ms(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)] * 1e3;
+}
+
+// `writers` tasks over the share's files, each doing `io` on a file; the first error stops
+// them.
+Status for_each_file(
+    ClusterProcess& process, const BenchPlan& plan, const BenchOptions& options, Counts& counts,
+    const std::function<Status(services::StorageClient&, const services::DatasetFile&)>& io) {
+  RealEnv& env = process.env();
+  const HostId host = process.host();
+  services::StorageClient client(env, host, backend_of(process, plan),
+                                 services::StorageClientOptions{.name = options.name + ".files"});
+  const auto& files = plan.dataset->files();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  for (int t = 0; t < options.writers; ++t) {
+    env.spawn(host, options.name + ".files" + std::to_string(t), [&] {
+      for (size_t i = next++; i < files.size() && !stop.load(); i = next++) {
+        if (!in_share(i, options)) continue;
+        if (Status s = io(client, files[i]); !s.ok()) {
+          counts.fail(s);
+          stop = true;
+        }
+      }
+    });
+  }
+  if (Status s = env.run(); !s.ok()) return s;
+  std::lock_guard lock(counts.mu);
+  return counts.first_error;
+}
+
+Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& plan,
+                                    const BenchOptions& options, nlohmann::json report) {
+  RealEnv& env = process.env();
+  const HostId host = process.host();
+  const sim::ClusterPlan& p = plan.plan;
+  Counts counts;
+  std::vector<std::unique_ptr<services::StorageClient>> clients;
+  std::vector<std::unique_ptr<services::GpuConsumer>> gpus;
+  for (size_t c = 0; c < p.loaders.size(); ++c) {
+    if (!in_share(c, options)) continue;
+    services::StorageClientOptions co = p.clients[c].options;
+    co.name = options.name + ".c" + std::to_string(c);
+    clients.push_back(
+        std::make_unique<services::StorageClient>(env, host, backend_of(process, plan), co));
+    int k = 0;
+    for (services::GpuConsumerOptions go : p.loaders[c]) {
+      go.name = co.name + ".gpu" + std::to_string(k++);
+      go.shuffle_seed = plan.shuffle_seed;
+      go.verify = [&counts, seed = plan.content_seed](const services::DatasetFile& f,
+                                                      std::span<const std::byte> data) {
+        return counts.verify(seed, f, data);
+      };
+      gpus.push_back(
+          std::make_unique<services::GpuConsumer>(env, host, *clients.back(), *plan.dataset, go));
+    }
+  }
+  if (gpus.empty()) {
+    return Status::invalid_argument("share " + std::to_string(options.share_index) + " of " +
+                                    std::to_string(options.share_count) +
+                                    " holds no client node of the scenario's " +
+                                    std::to_string(p.loaders.size()));
+  }
+  for (auto& g : gpus) g->start();
+  if (Status s = env.run(); !s.ok()) return s;
+  double au_sum = 0, au_min = 1, au_max = 0, start = 1e300, end = 0;
+  uint64_t bytes = 0, files = 0;
+  std::vector<double> latencies;
+  nlohmann::json per_gpu = nlohmann::json::array();
+  for (auto& g : gpus) {
+    if (!g->status().ok()) return g->status();
+    const services::ConsumerMetrics& m = g->metrics();
+    au_sum += m.au;
+    au_min = std::min(au_min, m.au);
+    au_max = std::max(au_max, m.au);
+    start = std::min(start, m.start_s);
+    end = std::max(end, m.end_s);
+    bytes += m.bytes_read;
+    files += m.files_read;
+    latencies.insert(latencies.end(), m.file_read_latency_s.begin(), m.file_read_latency_s.end());
+    per_gpu.push_back(m.au);
+  }
+  const double elapsed = std::max(end - start, 1e-9);
+  const int epochs = p.training.epochs;
+  report["summary"] = {
+      {"workload", "training_read"},
+      {"accelerators", gpus.size()},
+      {"steps_per_epoch", gpus.front()->steps_per_epoch()},
+      {"epochs", epochs},
+      {"run_seconds", elapsed},
+      {"epoch_seconds", elapsed / std::max(1, epochs)},
+      {"bytes_read", bytes},
+      {"files_read", files},
+      {"read_gibps_mean", static_cast<double>(bytes) / elapsed / kGiB},
+      {"accelerator_utilization",
+       {{"mean", au_sum / static_cast<double>(gpus.size())}, {"min", au_min}, {"max", au_max}}}};
+  report["accelerators"] = {{"utilization", per_gpu}};
+  report["latency_ms"] = {{"read",
+                           {{"p50", quantile_ms(latencies, 0.5)},
+                            {"p99", quantile_ms(latencies, 0.99)},
+                            {"max", quantile_ms(latencies, 1.0)}}}};
+  report["carry_data"] = counts.to_json();
+  return report;
+}
+
+Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& plan,
+                                      const BenchOptions& options, nlohmann::json report) {
+  if (options.share_count != 1) {
+    return Status::invalid_argument(
+        "a checkpoint run takes one granary-bench process (its ranks meet between phases), "
+        "found a share of " +
+        std::to_string(options.share_count));
+  }
+  RealEnv& env = process.env();
+  const HostId host = process.host();
+  const sim::ClusterPlan& p = plan.plan;
+  const models::CheckpointWorkload& ck = p.run.workloads[0].checkpoint;
+  const int ranks = p.checkpoint_ranks.ranks;
+  const int per_node = p.run.cluster.clients.accelerators_per_node;
+  const int phases = ck.checkpoints * (ck.read_back ? 2 : 1);
+  Counts counts;
+  std::vector<std::unique_ptr<services::StorageClient>> clients;
+  for (int n = 0; n < p.checkpoint_ranks.nodes; ++n) {
+    services::StorageClientOptions co = p.clients[static_cast<size_t>(n)].options;
+    co.name = options.name + ".c" + std::to_string(n);
+    clients.push_back(
+        std::make_unique<services::StorageClient>(env, host, backend_of(process, plan), co));
+  }
+  std::vector<std::unique_ptr<services::PhaseBarrier>> barriers;
+  for (int i = 0; i < phases; ++i) {
+    barriers.push_back(std::make_unique<services::PhaseBarrier>(env, ranks));
+  }
+  std::vector<double> phase_start(static_cast<size_t>(phases), 1e300);
+  std::vector<double> phase_end(static_cast<size_t>(phases), 0);
+  std::mutex times_mu;
+  const auto& files = plan.dataset->files();
+  for (int rank = 0; rank < ranks; ++rank) {
+    env.spawn(host, options.name + ".rank" + std::to_string(rank), [&, rank] {
+      services::StorageClient& client = *clients[static_cast<size_t>(rank / per_node)];
+      for (int phase = 0; phase < phases; ++phase) {
+        barriers[static_cast<size_t>(phase)]->arrive_and_wait();
+        const bool writing = phase < ck.checkpoints;
+        const int c = writing ? phase : phase - ck.checkpoints;
+        const services::DatasetFile& f = files[static_cast<size_t>(c) * ranks + rank];
+        const double t0 = env.now_s();
+        Status s;
+        if (writing) {
+          auto w = client.write_file(f.path,
+                                     sim::content_payload(plan.content_seed, f.path, f.size_bytes),
+                                     {.fsync = ck.fsync});
+          s = w.status();
+          if (s.ok()) {
+            ++counts.files_written;
+            counts.bytes_written += f.size_bytes;
+          }
+        } else {
+          Buffer data;
+          auto r = client.read_file(f.path, f.size_bytes, &data);
+          s = r.ok() ? counts.verify(plan.content_seed, f, data.span()) : r.status();
+        }
+        if (!s.ok()) counts.fail(s);
+        std::lock_guard lock(times_mu);
+        phase_start[static_cast<size_t>(phase)] =
+            std::min(phase_start[static_cast<size_t>(phase)], t0);
+        phase_end[static_cast<size_t>(phase)] =
+            std::max(phase_end[static_cast<size_t>(phase)], env.now_s());
+      }
+    });
+  }
+  if (Status s = env.run(); !s.ok()) return s;
+  {
+    std::lock_guard lock(counts.mu);
+    if (!counts.first_error.ok()) return counts.first_error;
+  }
+  double write_s = 0, read_s = 0;
+  for (int i = 0; i < phases; ++i) {
+    const double d = phase_end[static_cast<size_t>(i)] - phase_start[static_cast<size_t>(i)];
+    (i < ck.checkpoints ? write_s : read_s) += d;
+  }
+  write_s /= ck.checkpoints;
+  if (ck.read_back) read_s /= ck.checkpoints;
+  const uint64_t checkpoint_bytes = plan.dataset->total_bytes() / ck.checkpoints;
+  report["summary"] = {
+      {"workload", "checkpoint"},
+      {"ranks", ranks},
+      {"checkpoints", ck.checkpoints},
+      {"fsync", ck.fsync},
+      {"checkpoint_bytes", checkpoint_bytes},
+      {"write_seconds", write_s},
+      {"write_gibps", static_cast<double>(checkpoint_bytes) / std::max(write_s, 1e-9) / kGiB}};
+  if (ck.read_back) {
+    report["summary"]["read_seconds"] = read_s;
+    report["summary"]["read_gibps"] =
+        static_cast<double>(checkpoint_bytes) / std::max(read_s, 1e-9) / kGiB;
+  }
+  report["carry_data"] = counts.to_json();
+  return report;
+}
+
+}  // namespace
+
+Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConfig& config) {
+  Result<models::Scenario> loaded = models::load_scenario(scenario_path);
+  if (!loaded.ok()) return loaded.status();
+  models::Scenario s = std::move(loaded).value();
+  const std::string& f = scenario_path;
+  auto refuse = [&](const std::string& key, const std::string& why) {
+    return Status::invalid_argument(f + ": " + key + ": " + why);
+  };
+  if (s.storage.design != models::StorageDesign::kRados) {
+    return refuse("storage.design",
+                  "granary-bench runs design 'rados' against granary-osd daemons, found another");
+  }
+  const models::RadosSpec& r = s.storage.rados;
+  if (r.ec_k > 0) {
+    return refuse(
+        "storage.rados",
+        "an erasure-coded pool (k " + std::to_string(r.ec_k) +
+            "): the cluster file's pool is replicated (EC pools in real mode are to come)");
+  }
+  if (r.replicas != config.replicas || r.pg_num != config.pg_num) {
+    return refuse("storage.rados",
+                  "replicas " + std::to_string(r.replicas) + " and pg_num " +
+                      std::to_string(r.pg_num) + " must be the cluster file's pool's (" +
+                      std::to_string(config.replicas) + " and " + std::to_string(config.pg_num) +
+                      "): the daemons place by that pool");
+  }
+  if (models::has_failures(s)) {
+    return refuse("failures",
+                  "granary-bench runs the workload only; a failure timeline is injected by "
+                  "`granary real run` (to come) or by hand (kill -9 a daemon)");
+  }
+  if (s.workloads.size() != 1 || (s.workloads[0].kind != models::WorkloadKind::kTrainingRead &&
+                                  s.workloads[0].kind != models::WorkloadKind::kCheckpoint)) {
+    return refuse("workloads", "granary-bench runs one training_read or checkpoint workload");
+  }
+  // A real run: every client node, request by request; every byte carried.
+  s.simulation.fidelity = models::Fidelity::kRequest;
+  s.simulation.carry_data.reset();
+  Result<sim::ClusterPlan> plan = sim::build_cluster_plan(s, s.seed);
+  if (!plan.ok()) return plan.status();
+  if (plan->async_checkpoint || plan->block_volumes) {
+    return refuse("workloads",
+                  "a checkpoint or block I/O beside the training read is not run "
+                  "by granary-bench yet");
+  }
+  if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->storage.layout); !l.ok()) {
+    return refuse("storage.rados.object_size_mib", l.status().message());
+  }
+  BenchPlan b;
+  b.plan = std::move(plan).value();
+  Random rng(b.plan.seed);
+  Result<services::Dataset> dataset = services::Dataset::create(b.plan.dataset, rng);
+  if (!dataset.ok()) return dataset.status();
+  b.dataset = std::make_shared<const services::Dataset>(std::move(dataset).value());
+  b.shuffle_seed = rng.next_u64();
+  b.content_seed = b.plan.seed;
+  return b;
+}
+
+Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan,
+                                  const BenchOptions& options) {
+  if (plan.plan.kind != models::WorkloadKind::kTrainingRead) {
+    return Status::invalid_argument(plan.plan.scenario.source_path +
+                                    ": workloads[0]: a checkpoint writes its own files: nothing "
+                                    "to fill");
+  }
+  Counts counts;
+  const double t0 = process.env().now_s();
+  Status s =
+      for_each_file(process, plan, options, counts,
+                    [&](services::StorageClient& client, const services::DatasetFile& f) {
+                      auto w = client.write_file(
+                          f.path, sim::content_payload(plan.content_seed, f.path, f.size_bytes));
+                      if (!w.ok()) return w.status();
+                      ++counts.files_written;
+                      counts.bytes_written += f.size_bytes;
+                      return Status::ok_status();
+                    });
+  if (!s.ok()) return s;
+  nlohmann::json report = report_head(plan, options, "fill");
+  report["summary"] = {{"seconds", process.env().now_s() - t0}};
+  report["carry_data"] = counts.to_json();
+  return report;
+}
+
+Result<nlohmann::json> bench_run(ClusterProcess& process, const BenchPlan& plan,
+                                 const BenchOptions& options) {
+  nlohmann::json report = report_head(plan, options, "run");
+  if (plan.plan.kind == models::WorkloadKind::kTrainingRead) {
+    return run_training(process, plan, options, std::move(report));
+  }
+  return run_checkpoint(process, plan, options, std::move(report));
+}
+
+Result<nlohmann::json> bench_verify(ClusterProcess& process, const BenchPlan& plan,
+                                    const BenchOptions& options) {
+  Counts counts;
+  Status s = for_each_file(process, plan, options, counts,
+                           [&](services::StorageClient& client, const services::DatasetFile& f) {
+                             Buffer data;
+                             auto r = client.read_file(f.path, f.size_bytes, &data);
+                             if (!r.ok()) {
+                               return Status::io_error(f.path + ": " + r.status().to_string());
+                             }
+                             return counts.verify(plan.content_seed, f, data.span());
+                           });
+  if (!s.ok()) return s;
+  nlohmann::json report = report_head(plan, options, "verify");
+  report["carry_data"] = counts.to_json();
+  return report;
+}
+
+}  // namespace granary::realmode
