@@ -36,5 +36,7 @@ void register_test_command(CLI::App& app, ExitCode& code);
 void add_sweep_subcommand(CLI::App& plan, ExitCode& code);
 void register_history_commands(CLI::App& app, ExitCode& code);
 void register_catalog_commands(CLI::App& app, ExitCode& code);
+// `granary real up|run|verify|down` (cli/real_command.cc, realmode/launcher.h).
+void register_real_commands(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli

@@ -287,6 +287,15 @@ struct SimulationSpec {
   std::optional<bool> carry_data;
 };
 
+// ---- real (read by `granary real` only: the simulator ignores it)
+
+struct RealSpec {
+  bool namespaces = false;              // hosts: "namespaces" (else "loopback")
+  uint64_t drive_bytes = 256ull << 20;  // each OSD's drive file
+  double link_gbps = 0;                 // veth shaping (0: each host's modelled NICs)
+  std::string dir;                      // the cluster's folder (empty: /tmp/granary-real-NAME)
+};
+
 struct Scenario {
   int version = 1;
   std::string name;
@@ -301,6 +310,7 @@ struct Scenario {
   std::vector<FailureEvent> failures;  // in time order (the explicit events of failures[])
   std::vector<RandomDriveFailures> random_drive_failures;  // failures[]'s random entries
   SimulationSpec simulation;
+  RealSpec real;
   std::vector<Expectation> expectations;  // `expect`: assertions on the run report
 };
 

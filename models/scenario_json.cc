@@ -1842,7 +1842,7 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   }
   const Obj root(ctx, j, "",
                  {"granary", "name", "description", "seed", "cluster", "storage", "workloads",
-                  "failures", "simulation", "expect"});
+                  "failures", "simulation", "real", "expect"});
   Scenario s;
   s.version = kScenarioFormatVersion;
   s.name = root.name("name", default_name);
@@ -1943,6 +1943,15 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     }
   }
   check_simulated_time(root, s);
+  if (root.has("real")) {
+    const Obj real = root.object("real", {"hosts", "drive_mib", "link_gbps", "dir"});
+    s.real.namespaces =
+        real.choice<bool>("hosts", {{"loopback", false}, {"namespaces", true}}, false);
+    s.real.drive_bytes = real.size_bytes("drive_mib", kMiB, "MiB", 64 * kMiB, 1024ull * 1024 * kMiB,
+                                         kMiB, s.real.drive_bytes);
+    s.real.link_gbps = real.number("link_gbps", {0, true, 10000}, 0);
+    s.real.dir = real.text("dir");
+  }
   if (const json* expect = root.find("expect")) {  // expectations.h validates its own keys
     auto e = parse_expectations(*expect, ctx.source(), root.path_of("expect"));
     if (!e.ok()) throw ScenarioError{e.status().message()};

@@ -27,7 +27,8 @@
 // replicas after sub_op_s (the write fails unacknowledged). With one, a request unanswered for
 // op_s is sent again, a primary drops a write whose replica stayed silent for sub_op_s (the
 // client resends it), and peering gives up on a member after sub_op_s (and tries again).
-// handshake_s bounds the cluster-key handshake with a peer in both cases. Errors name the file and the JSON path
+// handshake_s bounds the cluster-key handshake with a peer in both cases. Errors name the file and
+// the JSON path
 // ("cluster.json: /osds/2/host: expected an integer in 0..2, found 7").
 #pragma once
 
@@ -93,5 +94,10 @@ Result<ClusterConfig> load_cluster_config(const std::string& path);
 Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::string& path);
 // The JSON of `config` (what load reads back).
 std::string cluster_config_json(const ClusterConfig& config);
+
+// A TCP port of 127.0.0.1 that nobody listens on now (the kernel's choice for port 0; another
+// process could take it before the caller binds it, which the caller then sees as a failed
+// open), for a loopback hosts table.
+int free_loopback_port();
 
 }  // namespace granary::realmode

@@ -1,0 +1,620 @@
+#include "realmode/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "models/catalog.h"
+#include "models/expectations.h"
+#include "models/scenario_json.h"
+#include "realmode/auth.h"
+#include "realmode/cluster_config.h"
+
+namespace granary::realmode {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The folder of the running program.
+std::string self_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+// A daemon or bench binary: next to this program, in ../realmode/ from it, or on PATH.
+std::string binary(const std::string& name) {
+  const std::string here = self_dir();
+  for (const std::string& p : {here + "/" + name, here + "/../realmode/" + name}) {
+    if (access(p.c_str(), X_OK) == 0) return fs::weakly_canonical(p).string();
+  }
+  return name;
+}
+
+// Starts argv (in network namespace `netns` when not empty) detached from this process (its
+// own session, surviving it), stdout and stderr appended to `log`; its pid.
+Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const std::string& netns,
+                             const std::string& log) {
+  std::vector<std::string> args;
+  if (!netns.empty()) args = {"ip", "netns", "exec", netns};
+  args.insert(args.end(), argv.begin(), argv.end());
+  const pid_t pid = fork();
+  if (pid < 0) return Status::io_error("fork failed");
+  if (pid == 0) {
+    setsid();
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    const int null = open("/dev/null", O_RDONLY);
+    if (null >= 0) dup2(null, 0);
+    std::vector<char*> c;
+    for (std::string& a : args) c.push_back(a.data());
+    c.push_back(nullptr);
+    execvp(c[0], c.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// A shell command for the network set-up (as root); its error names it.
+Status sh(const std::string& cmd) {
+  const int rc = std::system((cmd + " 2>/dev/null").c_str());
+  if (rc != 0)
+    return Status::io_error("'" + cmd + "' failed (exit status " + std::to_string(rc) + ")");
+  return Status::ok_status();
+}
+
+bool alive(pid_t pid) {
+  if (pid <= 0 || kill(pid, 0) != 0) return false;
+  // A zombie of ours (a child not reaped) counts as dead.
+  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || stat.size() < close + 3 || stat[close + 2] != 'Z';
+}
+
+// Stops `pid`: SIGTERM, then SIGKILL after `grace_s`; reaps it when it is our child.
+void stop_process(pid_t pid, double grace_s) {
+  if (!alive(pid)) return;
+  kill(pid, SIGTERM);
+  for (double waited = 0; waited < grace_s && alive(pid); waited += 0.05) {
+    waitpid(pid, nullptr, WNOHANG);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (alive(pid)) kill(pid, SIGKILL);
+  waitpid(pid, nullptr, WNOHANG);
+}
+
+bool wait_logged(const std::string& log, const std::string& what, size_t count, double seconds) {
+  for (double waited = 0; waited < seconds; waited += 0.05) {
+    const std::string text = read_text(log);
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    if (n >= count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cluster's folder and its state
+
+struct Cluster {
+  models::Scenario scenario;
+  std::string dir;
+  json state;  // state.json: {"namespaces", "tag", "hosts": [...], "daemons": {...}, ...}
+
+  std::string path(const std::string& name) const { return dir + "/" + name; }
+  void save() const { std::ofstream(path("state.json")) << state.dump(2) << "\n"; }
+  std::string netns_of(int host) const {
+    return state.value("namespaces", false)
+               ? state["tag"].get<std::string>() + "h" + std::to_string(host)
+               : std::string();
+  }
+};
+
+Result<models::Scenario> load(const std::string& scenario_path) {
+  return models::load_scenario(scenario_path);
+}
+
+std::string dir_of(const models::Scenario& s) {
+  return s.real.dir.empty() ? "/tmp/granary-real-" + s.name : s.real.dir;
+}
+
+// The cluster `up` made for the scenario, from its state.json.
+Result<Cluster> open_cluster(const std::string& scenario_path) {
+  Result<models::Scenario> s = load(scenario_path);
+  if (!s.ok()) return s.status();
+  Cluster c;
+  c.scenario = std::move(s).value();
+  c.dir = dir_of(c.scenario);
+  const std::string text = read_text(c.path("state.json"));
+  if (text.empty()) {
+    return Status::not_found(scenario_path + ": no cluster is up in " + c.dir +
+                             " (granary real up first)");
+  }
+  c.state = json::parse(text, nullptr, false);
+  if (c.state.is_discarded()) return Status::corruption(c.path("state.json") + ": not JSON");
+  return c;
+}
+
+// Hosts: storage servers 0..S-1 (one OSD each), the monitor S, client nodes S+1...
+struct Layout {
+  int storage = 0, clients = 0;
+  int mon() const { return storage; }
+  int client(int c) const { return storage + 1 + c; }
+  int hosts() const { return storage + 1 + clients; }
+};
+
+Layout layout_of(const models::Scenario& s) {
+  return Layout{s.cluster.storage.count, s.cluster.clients.count};
+}
+
+// What real mode cannot run from this scenario, naming the key.
+Status check_runnable(const models::Scenario& s) {
+  const std::string& f = s.source_path;
+  if (s.storage.design != models::StorageDesign::kRados) {
+    return Status::invalid_argument(
+        f + ": storage.design: granary real runs design 'rados' (granary-osd daemons)");
+  }
+  if (s.cluster.storage.drives_per_node != 1) {
+    return Status::invalid_argument(
+        f +
+        ": cluster.storage.drive.count: real mode runs one OSD per storage server (a "
+        "process per host of the cluster file), found " +
+        std::to_string(s.cluster.storage.drives_per_node));
+  }
+  if (s.cluster.storage.count + s.cluster.clients.count + 1 > 200) {
+    return Status::invalid_argument(f + ": cluster: real mode brings up at most 200 hosts here");
+  }
+  for (const models::FailureEvent& e : s.failures) {
+    using K = models::FailureKind;
+    const bool netns_kind = e.kind == K::kNicDown || e.kind == K::kNicUp;
+    if (e.kind != K::kOsdCrash && e.kind != K::kOsdRestart && e.kind != K::kHostDown &&
+        e.kind != K::kHostRestart && !netns_kind) {
+      return Status::invalid_argument(
+          f +
+          ": failures: real mode injects osd_crash, osd_restart, host_down, host_restart, "
+          "nic_down and nic_up, found " +
+          std::string(models::failure_kind_name(e.kind)));
+    }
+    if (netns_kind && !s.real.namespaces) {
+      return Status::invalid_argument(
+          f + ": failures: " + std::string(models::failure_kind_name(e.kind)) +
+          " needs real.hosts \"namespaces\" (a link to take down)");
+    }
+  }
+  if (!s.random_drive_failures.empty()) {
+    return Status::invalid_argument(f +
+                                    ": failures: random drive failures are not injected in "
+                                    "real mode");
+  }
+  return Status::ok_status();
+}
+
+// The link rate of host h's veth, Gbit/s: real.link_gbps, else its modelled NICs.
+double link_gbps(const models::Scenario& s, const Layout& l, int h) {
+  if (s.real.link_gbps > 0) return s.real.link_gbps;
+  const models::NicSpec& nic = h < l.storage ? s.cluster.storage.nic : s.cluster.clients.nic;
+  return nic.profile.gbps * nic.profile.ports * nic.count;
+}
+
+Status make_namespaces(Cluster& c, const Layout& l) {
+  const std::string tag = c.state["tag"];
+  const std::string net = c.state["subnet"];  // "10.77.N"
+  const std::string br = tag + "br";
+  c.state["bridge"] = br;
+  c.save();
+  if (Status s = sh("ip link add " + br + " type bridge"); !s.ok()) return s;
+  if (Status s = sh("ip link set " + br + " up"); !s.ok()) return s;
+  for (int h = 0; h < l.hosts(); ++h) {
+    const std::string ns = c.netns_of(h), veth = tag + "v" + std::to_string(h);
+    c.state["netns"].push_back(ns);
+    c.save();
+    const std::string in = "ip netns exec " + ns + " ";
+    const double gbps = link_gbps(c.scenario, l, h);
+    const std::string rate =
+        std::to_string(static_cast<int64_t>(std::llround(gbps * 1000))) + "mbit";
+    for (const std::string& cmd :
+         {"ip netns add " + ns, "ip link add " + veth + " type veth peer name eth0 netns " + ns,
+          "ip link set " + veth + " master " + br + " up",
+          in + "ip addr add " + net + "." + std::to_string(h + 2) + "/24 dev eth0",
+          in + "ip link set eth0 up", in + "ip link set lo up",
+          "tc qdisc add dev " + veth + " root tbf rate " + rate + " burst 256kb latency 10ms",
+          in + "tc qdisc add dev eth0 root tbf rate " + rate + " burst 256kb latency 10ms"}) {
+      if (Status s = sh(cmd); !s.ok()) return s;
+    }
+  }
+  return Status::ok_status();
+}
+
+// The cluster file of the scenario's cluster.
+ClusterConfig config_of(const Cluster& c, const Layout& l) {
+  const models::Scenario& s = c.scenario;
+  ClusterConfig config;
+  config.key_file = c.path("key");
+  const bool ns = c.state.value("namespaces", false);
+  for (int h = 0; h < l.hosts(); ++h) {
+    const std::string name = h < l.storage  ? "storage" + std::to_string(h)
+                             : h == l.mon() ? std::string("mon")
+                                            : "client" + std::to_string(h - l.storage - 1);
+    const std::string address =
+        ns ? c.state["subnet"].get<std::string>() + "." + std::to_string(h + 2) + ":7000"
+           : "127.0.0.1:" + std::to_string(free_loopback_port());
+    config.hosts.push_back({name, address, 4});
+  }
+  for (int o = 0; o < l.storage; ++o) {
+    config.osds.push_back(
+        {o, o, c.path("osd." + std::to_string(o) + ".img"), s.real.drive_bytes, 32});
+  }
+  for (int cl = 0; cl < l.clients; ++cl) config.names["bench" + std::to_string(cl)] = l.client(cl);
+  config.replicas = s.storage.rados.replicas;
+  config.pg_num = s.storage.rados.pg_num;
+  const models::RecoverySpec& r = s.storage.rados.recovery;
+  config.monitor =
+      ClusterMonitor{l.mon(), r.heartbeat_interval_s, r.heartbeat_grace_s, r.down_out_interval_s};
+  config.handshake_timeout_s = 1;
+  config.op_timeout_s = 2;
+  config.sub_op_timeout_s = 2;
+  return config;
+}
+
+std::vector<std::string> osd_argv(const Cluster& c, int osd) {
+  return {binary("granary-osd"), "--config", c.path("cluster.json"), "--osd", std::to_string(osd)};
+}
+
+// Starts a daemon (recorded in state.json before anything waits for it).
+Status spawn_daemon(Cluster& c, const std::string& name, std::vector<std::string> argv, int host) {
+  const std::string log = c.path(name + ".log");
+  const int starts =
+      c.state["daemons"].contains(name) ? c.state["daemons"][name].value("starts", 0) + 1 : 1;
+  Result<pid_t> pid = spawn_detached(argv, c.netns_of(host), log);
+  if (!pid.ok()) return pid.status();
+  c.state["daemons"][name] = {{"pid", *pid}, {"host", host}, {"log", log}, {"starts", starts}};
+  c.save();
+  return Status::ok_status();
+}
+
+// Waits until a daemon's log says it serves (once per start).
+Status wait_serving(const Cluster& c, const std::string& name) {
+  const json& d = c.state["daemons"][name];
+  const std::string log = d["log"];
+  if (!wait_logged(log, "serving at", d["starts"].get<size_t>(), 30)) {
+    return Status::unavailable(name + " did not start within 30 s: " + log +
+                               " says: " + read_text(log));
+  }
+  return Status::ok_status();
+}
+
+Status start_daemon(Cluster& c, const std::string& name, std::vector<std::string> argv, int host) {
+  if (Status s = spawn_daemon(c, name, std::move(argv), host); !s.ok()) return s;
+  return wait_serving(c, name);
+}
+
+void say(const LaunchOptions& o, const std::string& line) {
+  if (o.log) *o.log << "granary real: " << line << std::endl;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+// The scenario granary-bench runs: the original without its failure timeline (the launcher
+// injects it) nor its real section.
+Result<std::string> bench_scenario(const Cluster& c) {
+  json j = json::parse(read_text(c.scenario.source_path), nullptr, false);
+  if (j.is_discarded()) return Status::invalid_argument(c.scenario.source_path + ": not JSON");
+  j.erase("failures");
+  j.erase("expect");
+  // The monitor's settings are the cluster file's (up wrote them); without a failure timeline
+  // the scenario may not carry them.
+  if (j.contains("storage") && j["storage"].contains("rados"))
+    j["storage"]["rados"].erase("recovery");
+  const std::string path = c.path("bench-scenario.json");
+  std::ofstream(path) << j.dump(2) << "\n";
+  return path;
+}
+
+struct Share {
+  pid_t pid = -1;
+  std::string report, log;
+};
+
+// granary-bench COMMAND on every client host, each its share; the shares' reports.
+Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
+                                     const std::function<void(double)>& while_running) {
+  const Layout l = layout_of(c.scenario);
+  Result<std::string> scenario = bench_scenario(c);
+  if (!scenario.ok()) return scenario.status();
+  const int count =
+      command == "run" && c.scenario.workloads[0].kind == models::WorkloadKind::kCheckpoint
+          ? 1
+          : l.clients;
+  std::vector<Share> shares(static_cast<size_t>(count));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) {
+    Share& sh = shares[static_cast<size_t>(i)];
+    sh.report = c.path(command + ".bench" + std::to_string(i) + ".json");
+    sh.log = c.path(command + ".bench" + std::to_string(i) + ".log");
+    std::remove(sh.report.c_str());
+    Result<pid_t> pid =
+        spawn_detached({binary("granary-bench"), command, "--config", c.path("cluster.json"),
+                        "--scenario", *scenario, "--name", "bench" + std::to_string(i), "--share",
+                        std::to_string(i) + "/" + std::to_string(count), "--report", sh.report},
+                       c.netns_of(l.client(i)), sh.log);
+    if (!pid.ok()) return pid.status();
+    sh.pid = *pid;
+  }
+  std::vector<json> reports;
+  std::string errors;
+  for (Share& sh : shares) {
+    int status = 0;
+    for (;;) {
+      const pid_t r = waitpid(sh.pid, &status, WNOHANG);
+      if (r == sh.pid) break;
+      if (while_running) {
+        while_running(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      errors += (errors.empty() ? "" : "; ") + sh.log + ": " + read_text(sh.log);
+      continue;
+    }
+    reports.push_back(json::parse(read_text(sh.report), nullptr, false));
+  }
+  if (!errors.empty()) return Status::io_error("granary-bench " + command + " failed: " + errors);
+  return reports;
+}
+
+// The shares' reports as one: sums, the accelerators' utilisation over all of them.
+json merge(const std::vector<json>& shares) {
+  json out = shares.front();
+  out.erase("share");
+  out.erase("command");
+  json& carry = out["carry_data"];
+  for (size_t i = 1; i < shares.size(); ++i) {
+    for (auto& [k, v] : carry.items())
+      v = v.get<uint64_t>() + shares[i]["carry_data"][k].get<uint64_t>();
+  }
+  if (out.contains("summary") && out["summary"].value("workload", "") == "training_read") {
+    json& s = out["summary"];
+    double au_weighted = 0, run_s = 0;
+    int accelerators = 0;
+    uint64_t bytes = 0, files = 0;
+    json per = json::array();
+    double p99 = 0, mx = 0, p50 = 0;
+    for (const json& r : shares) {
+      const json& rs = r["summary"];
+      const int a = rs["accelerators"];
+      accelerators += a;
+      au_weighted += a * rs["accelerator_utilization"]["mean"].get<double>();
+      s["accelerator_utilization"]["min"] =
+          std::min(s["accelerator_utilization"]["min"].get<double>(),
+                   rs["accelerator_utilization"]["min"].get<double>());
+      s["accelerator_utilization"]["max"] =
+          std::max(s["accelerator_utilization"]["max"].get<double>(),
+                   rs["accelerator_utilization"]["max"].get<double>());
+      run_s = std::max(run_s, rs["run_seconds"].get<double>());
+      bytes += rs["bytes_read"].get<uint64_t>();
+      files += rs["files_read"].get<uint64_t>();
+      for (const json& u : r["accelerators"]["utilization"]) per.push_back(u);
+      p50 = std::max(p50, r["latency_ms"]["read"]["p50"].get<double>());
+      p99 = std::max(p99, r["latency_ms"]["read"]["p99"].get<double>());
+      mx = std::max(mx, r["latency_ms"]["read"]["max"].get<double>());
+    }
+    s["accelerators"] = accelerators;
+    s["accelerator_utilization"]["mean"] = au_weighted / std::max(1, accelerators);
+    s["run_seconds"] = run_s;
+    s["epoch_seconds"] = run_s / std::max(1, s["epochs"].get<int>());
+    s["bytes_read"] = bytes;
+    s["files_read"] = files;
+    s["read_gibps_mean"] = static_cast<double>(bytes) / std::max(run_s, 1e-9) / std::ldexp(1.0, 30);
+    out["accelerators"]["utilization"] = per;
+    // Quantiles do not merge: the largest of the shares' (each its client host's).
+    out["latency_ms"]["read"] = {{"p50", p50}, {"p99", p99}, {"max", mx}};
+  }
+  out["shares"] = shares.size();
+  return out;
+}
+
+// The failure timeline, injected from the run's start; each event once.
+class Injector {
+ public:
+  Injector(Cluster& c, const LaunchOptions& o) : c_(c), o_(o) {}
+  void at(double t_s) {
+    while (next_ < c_.scenario.failures.size() && c_.scenario.failures[next_].at_s <= t_s) {
+      apply(c_.scenario.failures[next_++], t_s);
+    }
+  }
+  Status status() const { return status_; }
+  json done() const { return done_; }
+
+ private:
+  void apply(const models::FailureEvent& e, double t_s) {
+    using K = models::FailureKind;
+    const std::string kind(models::failure_kind_name(e.kind));
+    const std::string osd = "osd." + std::to_string(e.target);
+    Status s;
+    if (e.kind == K::kOsdCrash || e.kind == K::kHostDown) {
+      const pid_t pid = c_.state["daemons"][osd]["pid"];
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart) {
+      s = start_daemon(c_, osd, osd_argv(c_, e.target), e.target);
+    } else {
+      const std::string veth = c_.state["tag"].get<std::string>() + "v" + std::to_string(e.target);
+      s = sh("ip link set " + veth + (e.kind == K::kNicDown ? " down" : " up"));
+    }
+    if (!s.ok() && status_.ok()) status_ = s;
+    say(o_, kind + " of storage host " + std::to_string(e.target) + " at " + std::to_string(t_s) +
+                " s");
+    done_.push_back({{"at_s", e.at_s},
+                     {"injected_at_s", t_s},
+                     {"kind", kind},
+                     {"target", e.target},
+                     {"ok", s.ok()}});
+  }
+  Cluster& c_;
+  const LaunchOptions& o_;
+  size_t next_ = 0;
+  Status status_;
+  json done_ = json::array();
+};
+
+}  // namespace
+
+Status real_up(const LaunchOptions& o) {
+  Result<models::Scenario> s = load(o.scenario_path);
+  if (!s.ok()) return s.status();
+  if (Status r = check_runnable(*s); !r.ok()) return r;
+  Cluster c;
+  c.scenario = std::move(s).value();
+  c.dir = dir_of(c.scenario);
+  if (fs::exists(c.path("state.json"))) {
+    return Status::invalid_argument(o.scenario_path + ": a cluster is already up in " + c.dir +
+                                    " (granary real down first)");
+  }
+  std::error_code ec;
+  fs::create_directories(c.dir, ec);
+  if (ec) return Status::io_error(c.dir + ": " + ec.message());
+  const Layout l = layout_of(c.scenario);
+  const unsigned tag = static_cast<unsigned>(std::hash<std::string>{}(c.dir)) % 9000 + 1000;
+  c.state = {{"scenario", fs::absolute(o.scenario_path).string()},
+             {"namespaces", c.scenario.real.namespaces},
+             {"tag", "gr" + std::to_string(tag)},
+             {"subnet", "10.77." + std::to_string(tag % 250 + 1)},
+             {"netns", json::array()},
+             {"daemons", json::object()},
+             {"filled", false}};
+  c.save();
+  if (c.scenario.real.namespaces) {
+    if (geteuid() != 0) {
+      return Status::permission_denied(o.scenario_path +
+                                       ": real.hosts \"namespaces\" needs root (ip netns, tc)");
+    }
+    say(o, "making " + std::to_string(l.hosts()) + " network namespaces on bridge " +
+               c.state["tag"].get<std::string>() + "br");
+    if (Status r = make_namespaces(c, l); !r.ok()) return r;
+  }
+  Result<ClusterKey> key = ClusterKey::generate();
+  if (!key.ok()) return key.status();
+  if (Status r = key->save(c.path("key")); !r.ok()) return r;
+  const ClusterConfig config = config_of(c, l);
+  std::ofstream(c.path("cluster.json")) << cluster_config_json(config);
+  say(o, "cluster file " + c.path("cluster.json") + ": " + std::to_string(l.storage) +
+             " OSDs, a monitor, " + std::to_string(l.clients) + " client hosts");
+  if (Status r = start_daemon(c, "mon", {binary("granary-mon"), "--config", c.path("cluster.json")},
+                              l.mon());
+      !r.ok()) {
+    return r;
+  }
+  // All OSDs at once (each formats its drive first), so that none is marked down for starting
+  // after the others.
+  for (int osd = 0; osd < l.storage; ++osd) {
+    std::vector<std::string> argv = osd_argv(c, osd);
+    argv.push_back("--mkfs");
+    if (Status r = spawn_daemon(c, "osd." + std::to_string(osd), argv, osd); !r.ok()) return r;
+  }
+  for (int osd = 0; osd < l.storage; ++osd) {
+    if (Status r = wait_serving(c, "osd." + std::to_string(osd)); !r.ok()) return r;
+  }
+  say(o, "up in " + c.dir);
+  return Status::ok_status();
+}
+
+Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
+  Result<Cluster> opened = open_cluster(o.scenario_path);
+  if (!opened.ok()) return opened.status();
+  Cluster& c = *opened;
+  if (Status r = check_runnable(c.scenario); !r.ok()) return r;
+  if (c.scenario.workloads.size() == 1 &&
+      c.scenario.workloads[0].kind == models::WorkloadKind::kTrainingRead &&
+      !c.state.value("filled", false)) {
+    say(o, "filling the dataset");
+    Result<std::vector<json>> filled = run_shares(c, "fill", nullptr);
+    if (!filled.ok()) return filled.status();
+    c.state["filled"] = true;
+    c.save();
+  }
+  say(o, "running " + c.scenario.name + " (seed " + std::to_string(c.scenario.seed) + ")");
+  Injector injector(c, o);
+  Result<std::vector<json>> shares = run_shares(c, "run", [&](double t_s) { injector.at(t_s); });
+  if (!shares.ok()) return shares.status();
+  if (!injector.status().ok()) return injector.status();
+  json report = merge(*shares);
+  report["scenario"]["sha256"] = c.scenario.source_sha256;
+  report["scenario"]["source"] = c.scenario.source_path;
+  report["real"] = {{"hosts", c.state.value("namespaces", false) ? "namespaces" : "loopback"},
+                    {"dir", c.dir}};
+  report["failures"] = injector.done();
+  if (!c.scenario.expectations.empty()) {
+    const auto outcomes = models::evaluate(c.scenario.expectations, report);
+    report["expectations"] = models::outcomes_to_json(c.scenario.expectations, outcomes, report);
+    *failed_expectations = static_cast<int>(
+        std::count_if(outcomes.begin(), outcomes.end(), [](const auto& e) { return !e.passed; }));
+  }
+  return report;
+}
+
+Result<json> real_verify(const LaunchOptions& o) {
+  Result<Cluster> opened = open_cluster(o.scenario_path);
+  if (!opened.ok()) return opened.status();
+  Result<std::vector<json>> shares = run_shares(*opened, "verify", nullptr);
+  if (!shares.ok()) return shares.status();
+  return merge(*shares);
+}
+
+Status real_down(const LaunchOptions& o) {
+  Result<models::Scenario> s = load(o.scenario_path);
+  if (!s.ok()) return s.status();
+  const std::string dir = dir_of(*s);
+  const json state = json::parse(read_text(dir + "/state.json"), nullptr, false);
+  if (!state.is_discarded()) {
+    for (const auto& [name, d] : state["daemons"].items()) {
+      const pid_t pid = d["pid"];
+      // Only a Granary process: a pid the system reused for another is left alone.
+      if (read_text("/proc/" + std::to_string(pid) + "/cmdline").find("granary") !=
+          std::string::npos) {
+        stop_process(pid, 5);
+      }
+    }
+    for (const json& ns : state.value("netns", json::array())) {
+      (void)sh("ip netns delete " + ns.get<std::string>());
+    }
+    if (state.contains("bridge")) (void)sh("ip link delete " + state["bridge"].get<std::string>());
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) return Status::io_error(dir + ": " + ec.message());
+  say(o, "down: " + dir + " removed");
+  return Status::ok_status();
+}
+
+}  // namespace granary::realmode

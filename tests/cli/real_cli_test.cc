@@ -1,0 +1,181 @@
+// granary real up|run|verify|down end to end, as a user runs it: a cluster of three storage
+// hosts (granary-osd each, a 3x pool), a monitor host and a client host, in network namespaces
+// on a bridge with tc tbf shaping when this runs as root with `ip netns`, else on loopback (the
+// test says which). A small unet3d read storm and a checkpoint, each with osd.1 killed (SIGKILL)
+// while it runs: every read compared byte for byte, the scenario's expectations hold, `verify`
+// reads everything back with osd.1 still down, `down` leaves no process, namespace or folder.
+// And the refusals: a scenario real mode cannot run, `run` with no cluster up, `up` twice.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_util.h"
+
+namespace granary {
+namespace {
+
+const std::string kGranary = GRANARY_BINARY;
+
+testing::CommandResult granary(const std::string& args) {
+  return testing::run_command(kGranary + " " + args);
+}
+
+// Whether this process may make network namespaces (root, iproute2 with netns).
+bool namespaces_available() {
+  if (geteuid() != 0) return false;
+  const std::string ns = "grprobe" + std::to_string(getpid() % 100000);
+  if (testing::run_command("ip netns add " + ns).exit_code != 0) return false;
+  testing::run_command("ip netns delete " + ns);
+  return true;
+}
+
+std::string scenario(const std::string& name, const std::string& dir, const std::string& hosts,
+                     const std::string& workload, const std::string& expect) {
+  return R"({"granary": 1, "name": ")" + name + R"(", "seed": 11,
+  "cluster": {
+    "clients": {"count": 1, "accelerator": "a100", "accelerators_per_node": 2,
+                "nic": {"profile": "connectx6-200g"}},
+    "storage": {"count": 3, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 1},
+                "nic": {"profile": "connectx4lx-25g"}}},
+  "storage": {"design": "rados", "rados": {"pg_num": 32, "replicas": 3, "object_size_mib": 1,
+    "recovery": {"heartbeat_interval_s": 0.5, "heartbeat_grace_s": 1.5, "down_out_interval_s": 0}}},
+  "workloads": [)" +
+         workload + R"(],
+  "failures": [{"at_s": 0.5, "kind": "osd_crash", "osd": 1}],
+  "real": {"hosts": ")" +
+         hosts + R"(", "drive_mib": 96, "dir": ")" + dir + R"("})" +
+         (expect.empty() ? "" : R"(, "expect": [)" + expect + "]") + "}";
+}
+
+class RealCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ = testing::make_temp_dir();
+    hosts_ = namespaces_available() ? "namespaces" : "loopback";
+    std::printf(
+        "granary real on %s%s\n", hosts_.c_str(),
+        hosts_ == "loopback" ? " (no network namespaces here: not root, or no ip netns)" : "");
+  }
+  void TearDown() override {
+    for (const std::string& s : made_) granary("real down " + s);
+    std::filesystem::remove_all(tmp_);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = tmp_ + "/" + name;
+    std::ofstream(path) << text;
+    made_.push_back(path);
+    return path;
+  }
+  // up, run (the report), verify, down: each must succeed.
+  nlohmann::json up_run_verify_down(const std::string& path, const std::string& dir,
+                                    uint64_t files) {
+    auto up = granary("real up " + path);
+    EXPECT_EQ(up.exit_code, 0) << up.err;
+    if (up.exit_code != 0) return {};
+    EXPECT_EQ(granary("real up " + path).exit_code, 2) << "a second up is refused";
+    auto run = granary("real run " + path);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+    EXPECT_FALSE(report.is_discarded()) << run.out << run.err;
+    auto verify = granary("real verify " + path);
+    EXPECT_EQ(verify.exit_code, 0) << verify.err;
+    const nlohmann::json v = nlohmann::json::parse(verify.out, nullptr, false);
+    EXPECT_EQ(v["carry_data"]["reads_verified"], files) << verify.out;
+    EXPECT_EQ(v["carry_data"]["mismatches"], 0);
+    auto down = granary("real down " + path);
+    EXPECT_EQ(down.exit_code, 0) << down.err;
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    // ("[g]ranary": the shell running pgrep has the pattern in its command line, not a match.)
+    EXPECT_EQ(testing::run_command("pgrep -f '[g]ranary-.*" + dir + "'").exit_code, 1)
+        << "a daemon of it is left";
+    if (hosts_ == "namespaces") {
+      auto ns = testing::run_command("ip netns list");
+      EXPECT_EQ(ns.out.find("gr"), std::string::npos) << ns.out;
+    }
+    return report;
+  }
+
+  std::string tmp_, hosts_;
+  std::vector<std::string> made_;
+};
+
+TEST_F(RealCli, AReadStormWithAnOsdKilledHalfwayLosesAndCorruptsNothing) {
+  const std::string dir = tmp_ + "/storm";
+  const std::string path =
+      write("storm.json",
+            scenario("real-storm", dir, hosts_,
+                     R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24, "epochs": 2,
+                   "batch_size": 2, "sample_size_mib": {"mean": 0.25, "stddev": 0.05},
+                   "compute_s_per_step": 0.1})",
+                     R"({"metric": "carry_data.mismatches", "equals": 0},
+                  {"metric": "carry_data.reads_verified", "equals": 48},
+                  {"metric": "summary.accelerator_utilization.mean", "at_least": 0.05})"));
+  const nlohmann::json r = up_run_verify_down(path, dir, 24);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["mode"], "real");
+  EXPECT_EQ(r["real"]["hosts"], hosts_);
+  EXPECT_EQ(r["summary"]["files_read"], 48);
+  ASSERT_EQ(r["failures"].size(), 1u);
+  EXPECT_EQ(r["failures"][0]["kind"], "osd_crash");
+  EXPECT_EQ(r["failures"][0]["ok"], true);
+  // The crash came while the loaders read: their run outlasted it.
+  EXPECT_GT(r["summary"]["run_seconds"].get<double>(),
+            r["failures"][0]["injected_at_s"].get<double>());
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf(
+      "read storm, osd.1 killed at %.2f s: AU %.3f over %.2f s, read p50 %.1f ms, max "
+      "%.1f ms\n",
+      r["failures"][0]["injected_at_s"].get<double>(),
+      r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+      r["summary"]["run_seconds"].get<double>(), r["latency_ms"]["read"]["p50"].get<double>(),
+      r["latency_ms"]["read"]["max"].get<double>());
+}
+
+TEST_F(RealCli, ACheckpointWithAnOsdKilledWhileWritingIsReadBackWhole) {
+  const std::string dir = tmp_ + "/ckpt";
+  const std::string path =
+      write("ckpt.json", scenario("real-ckpt", dir, hosts_,
+                                  R"({"name": "ckpt", "type": "checkpoint", "model_gb": 0.004,
+                   "optimizer_gb": 0.008, "tensor_parallel": 2, "checkpoints": 2,
+                   "read_back": true, "fsync": true})",
+                                  R"({"metric": "carry_data.files_written", "equals": 4},
+                  {"metric": "carry_data.reads_verified", "equals": 4},
+                  {"metric": "carry_data.mismatches", "equals": 0})"));
+  const nlohmann::json r = up_run_verify_down(path, dir, 4);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["summary"]["workload"], "checkpoint");
+  ASSERT_EQ(r["failures"].size(), 1u);
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf("checkpoint, osd.1 killed at %.2f s: write %.2f s, read %.2f s per checkpoint\n",
+              r["failures"][0]["injected_at_s"].get<double>(),
+              r["summary"]["write_seconds"].get<double>(),
+              r["summary"]["read_seconds"].get<double>());
+}
+
+TEST_F(RealCli, WhatItCannotRunIsRefused) {
+  const std::string dir = tmp_ + "/refused";
+  const std::string workload =
+      R"({"name": "u", "mlperf": "unet3d", "files": 24, "sample_size_mib": {"mean": 0.25}})";
+  std::string two = scenario("real-two", dir, "loopback", workload, "");
+  const std::string one_drive = R"("count": 1},)";
+  two.replace(two.find(one_drive), one_drive.size(), R"("count": 2},)");
+  auto r = granary("real up " + write("two.json", two));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("two.json: cluster.storage.drive.count: real mode runs one OSD per "
+                       "storage server"),
+            std::string::npos)
+      << r.err;
+  const std::string ok = write("ok.json", scenario("real-ok", dir, "loopback", workload, ""));
+  r = granary("real run " + ok);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no cluster is up in " + dir), std::string::npos) << r.err;
+  EXPECT_EQ(granary("real down " + ok).exit_code, 0) << "down with nothing up is fine";
+}
+
+}  // namespace
+}  // namespace granary
