@@ -454,7 +454,18 @@ class Injector {
     }
   }
   Status status() const { return status_; }
-  json done() const { return done_; }
+  // Every event: those injected, then those the workload ended before (injected false).
+  json events() const {
+    json all = done_;
+    for (size_t i = next_; i < c_.scenario.failures.size(); ++i) {
+      const models::FailureEvent& e = c_.scenario.failures[i];
+      all.push_back({{"at_s", e.at_s},
+                     {"kind", std::string(models::failure_kind_name(e.kind))},
+                     {"target", e.target},
+                     {"injected", false}});
+    }
+    return all;
+  }
 
  private:
   void apply(const models::FailureEvent& e, double t_s) {
@@ -479,6 +490,7 @@ class Injector {
                      {"injected_at_s", t_s},
                      {"kind", kind},
                      {"target", e.target},
+                     {"injected", true},
                      {"ok", s.ok()}});
   }
   Cluster& c_;
@@ -573,7 +585,7 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   report["scenario"]["source"] = c.scenario.source_path;
   report["real"] = {{"hosts", c.state.value("namespaces", false) ? "namespaces" : "loopback"},
                     {"dir", c.dir}};
-  report["failures"] = injector.done();
+  report["failures"] = injector.events();
   if (!c.scenario.expectations.empty()) {
     const auto outcomes = models::evaluate(c.scenario.expectations, report);
     report["expectations"] = models::outcomes_to_json(c.scenario.expectations, outcomes, report);

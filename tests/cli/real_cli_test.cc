@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "tests/test_util.h"
@@ -25,13 +27,20 @@ testing::CommandResult granary(const std::string& args) {
   return testing::run_command(kGranary + " " + args);
 }
 
-// Whether this process may make network namespaces (root, iproute2 with netns).
+// Whether this process may make what `real.hosts: "namespaces"` needs: root, a network
+// namespace, a bridge, a veth pair into the namespace, tc's tbf on it.
 bool namespaces_available() {
   if (geteuid() != 0) return false;
-  const std::string ns = "grprobe" + std::to_string(getpid() % 100000);
-  if (testing::run_command("ip netns add " + ns).exit_code != 0) return false;
-  testing::run_command("ip netns delete " + ns);
-  return true;
+  const std::string p = "grpr" + std::to_string(getpid() % 100000);
+  const bool ok =
+      testing::run_command("ip netns add " + p + " && ip link add " + p + "b type bridge && " +
+                           "ip link add " + p + "v type veth peer name eth0 netns " + p +
+                           " && tc qdisc add dev " + p +
+                           "v root tbf rate 1gbit burst 256kb latency 10ms")
+          .exit_code == 0;
+  testing::run_command("ip link delete " + p + "v; ip link delete " + p + "b; ip netns delete " +
+                       p);
+  return ok;
 }
 
 std::string scenario(const std::string& name, const std::string& dir, const std::string& hosts,
@@ -87,15 +96,22 @@ class RealCli : public ::testing::Test {
     const nlohmann::json v = nlohmann::json::parse(verify.out, nullptr, false);
     EXPECT_EQ(v["carry_data"]["reads_verified"], files) << verify.out;
     EXPECT_EQ(v["carry_data"]["mismatches"], 0);
+    // This cluster's namespaces (another test's may be up beside it).
+    std::ifstream state_file(dir + "/state.json");
+    const nlohmann::json state = nlohmann::json::parse(state_file, nullptr, false);
+    EXPECT_EQ(state.value("netns", nlohmann::json::array()).size(),
+              hosts_ == "namespaces" ? 5u : 0u);
     auto down = granary("real down " + path);
     EXPECT_EQ(down.exit_code, 0) << down.err;
     EXPECT_FALSE(std::filesystem::exists(dir));
     // ("[g]ranary": the shell running pgrep has the pattern in its command line, not a match.)
     EXPECT_EQ(testing::run_command("pgrep -f '[g]ranary-.*" + dir + "'").exit_code, 1)
         << "a daemon of it is left";
-    if (hosts_ == "namespaces") {
-      auto ns = testing::run_command("ip netns list");
-      EXPECT_EQ(ns.out.find("gr"), std::string::npos) << ns.out;
+    std::istringstream listed(testing::run_command("ip netns list").out);
+    std::set<std::string> left;  // the first word of each line: the namespace's name
+    for (std::string line; std::getline(listed, line);) left.insert(line.substr(0, line.find(' ')));
+    for (const auto& ns : state.value("netns", nlohmann::json::array())) {
+      EXPECT_EQ(left.count(ns.get<std::string>()), 0u) << ns;
     }
     return report;
   }
@@ -122,6 +138,7 @@ TEST_F(RealCli, AReadStormWithAnOsdKilledHalfwayLosesAndCorruptsNothing) {
   EXPECT_EQ(r["summary"]["files_read"], 48);
   ASSERT_EQ(r["failures"].size(), 1u);
   EXPECT_EQ(r["failures"][0]["kind"], "osd_crash");
+  EXPECT_EQ(r["failures"][0]["injected"], true);
   EXPECT_EQ(r["failures"][0]["ok"], true);
   // The crash came while the loaders read: their run outlasted it.
   EXPECT_GT(r["summary"]["run_seconds"].get<double>(),
