@@ -1,7 +1,12 @@
 // ClusterProcess and granary-osd's body (cluster_process.h).
 #include "realmode/cluster_process.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
 
@@ -134,6 +139,31 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   d.path = me.drive;
   d.capacity_bytes = me.drive_bytes;
   d.queue_depth = me.queue_depth;
+  // The journal's region once the store is mounted (the hook sees the writes of mkfs and mount
+  // before that, and counts none of them).
+  auto journal = std::make_shared<std::atomic<uint64_t>>(0);  // offset << 32 | size in KiB
+  if (options.kill_at_journal_write > 0) {
+    auto seen = std::make_shared<std::atomic<int>>(0);
+    d.before_write = [journal, seen, n = options.kill_at_journal_write, path = me.drive, name](
+                         uint64_t offset, const Payload& data) {
+      const uint64_t j = journal->load();
+      const uint64_t begin = j >> 32, end = begin + (j & 0xffffffffu) * 1024;
+      if (j == 0 || offset < begin || offset >= end || ++*seen != n) return;
+      // Half of the write's sectors, synced, then the end: a torn journal write.
+      const uint64_t half = data.size_bytes / 1024 * 512;
+      std::fprintf(stderr, "%s: killing itself in journal write %d (%llu of %llu bytes at %llu)\n",
+                   name.c_str(), n, static_cast<unsigned long long>(half),
+                   static_cast<unsigned long long>(data.size_bytes),
+                   static_cast<unsigned long long>(offset));
+      const int fd = ::open(path.c_str(), O_WRONLY);
+      if (fd >= 0 && half > 0) {
+        ssize_t ignored = ::pwrite(fd, data.bytes.data(), half, static_cast<off_t>(offset));
+        (void)ignored;
+        ::fsync(fd);
+      }
+      ::raise(SIGKILL);
+    };
+  }
   Result<std::unique_ptr<UringDevice>> device = UringDevice::open(d);
   if (!device.ok()) return device.status();
   if (Result<DeviceId> added = p.env().add_device(std::move(device).value()); !added.ok()) {
@@ -148,6 +178,10 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   if (!store.ok()) {
     log(name + ": mounting " + me.drive + " failed");
     return store.status();
+  }
+  {
+    const auto [offset, bytes] = (*store)->journal_region();
+    journal->store(offset << 32 | bytes / 1024);
   }
   log(name + ": mounted " + me.drive + ", " +
       std::to_string((*store)->mount_report().records_replayed) + " journal records replayed");

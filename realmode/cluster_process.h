@@ -84,6 +84,10 @@ class ClusterProcess {
 struct OsdDaemonOptions {
   bool mkfs = false;     // format the drive first (a new OSD)
   int worker_tasks = 4;  // OsdService workers
+  // Fault injection (tests; Ceph's filestore_kill_at): > 0: the daemon kills itself (SIGKILL)
+  // halfway through its Nth write to the store's journal after mounting: the first half of
+  // the write's 512-byte sectors reach the drive (written and synced), the rest never do.
+  int kill_at_journal_write = 0;
   // Polled every 100 ms; the daemon ends (cleanly) once it returns true (SIGTERM's handler).
   std::function<bool()> stop;
   // Where each step is said ("osd.2: mounted, 12 journal records replayed"); null: stderr.

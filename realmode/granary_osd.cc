@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   app.add_option("--osd", osd, "which OSD of the configuration to serve")->required();
   app.add_flag("--mkfs", mkfs, "format the drive first (a new OSD; erases it)");
   app.add_option("--workers", workers, "request-serving tasks")->check(CLI::Range(1, 256));
+  int kill_at = 0;
+  app.add_option("--kill-at-journal-write", kill_at,
+                 "tests: kill itself halfway through its Nth journal write after mounting")
+      ->check(CLI::Range(1, 1 << 30));
   CLI11_PARSE(app, argc, argv);
   granary::realmode::install_stop_signals();
   auto config = granary::realmode::load_cluster_config(config_path);
@@ -29,6 +33,7 @@ int main(int argc, char** argv) {
   granary::realmode::OsdDaemonOptions o;
   o.mkfs = mkfs;
   o.worker_tasks = workers;
+  o.kill_at_journal_write = kill_at;
   o.stop = granary::realmode::stop_requested;
   const granary::Status s = granary::realmode::run_osd_daemon(*config, osd, o);
   if (!s.ok()) {

@@ -268,6 +268,7 @@ Status UringDevice::write(uint64_t offset, const Payload& data) {
   }
   const uint64_t length = data.size_bytes;
   if (length == 0) return Status();
+  if (options_.before_write) options_.before_write(offset, data);
   if (block_multiple(offset) && block_multiple(length)) {
     std::shared_lock lock(write_lock_);
     if (data.bytes.aligned()) {

@@ -35,6 +35,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -55,6 +56,10 @@ struct UringDeviceOptions {
   uint64_t capacity_bytes = 0;
   unsigned queue_depth = 32;         // pieces in flight at once, 1..4096
   uint32_t max_io_bytes = 1u << 20;  // one piece moves at most this many bytes (a block multiple)
+  // Fault injection (tests): called with every write before it is made, from the writing
+  // thread; it may do anything a test needs, e.g. kill the process partway (granary-osd's
+  // --kill-at-journal-write). Null: none.
+  std::function<void(uint64_t offset, const Payload& data)> before_write;
 };
 
 class UringDevice final : public Device {

@@ -219,6 +219,10 @@ class DiskStore {
   // one object block only and is not free; used + free + pending free = the data region.
   Status check() const;
   const MountReport& mount_report() const { return mount_report_; }
+  // The journal region on the device: its offset and its size in bytes.
+  std::pair<uint64_t, uint64_t> journal_region() const {
+    return {layout_.journal_offset, layout_.journal_bytes};
+  }
 
  private:
   struct BlockRef {

@@ -100,6 +100,20 @@ class Daemon {
     }
     return false;
   }
+  // Waits up to `seconds` for the process to end by itself and reaps it: its exit status (or
+  // -signal); kStillRunning when it did not end.
+  static constexpr int kStillRunning = -1000;
+  int wait_exit(double seconds) {
+    for (double waited = 0; pid_ > 0 && waited < seconds; waited += 0.05) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return kStillRunning;
+  }
   // Sends `sig` and reaps the process: its exit status (or -signal).
   int kill_now(int sig) {
     if (pid_ <= 0) return 0;
