@@ -206,15 +206,15 @@ Status StoreBackend::durable(std::unique_lock<EnvMutex>& lock, uint64_t seq) {
 
 void StoreBackend::wait(std::unique_lock<EnvMutex>& lock) {
   // A semaphore per waiter: a wake-up meant for one task can never be taken by another.
-  std::unique_ptr<Semaphore> woken = env_.make_semaphore(0);
-  waiters_.push_back(woken.get());
+  std::shared_ptr<Semaphore> woken = env_.make_semaphore(0);
+  waiters_.push_back(woken);
   lock.unlock();
   woken->acquire();
   lock.lock();
 }
 
 void StoreBackend::notify_all() {
-  for (Semaphore* w : waiters_) w->release();
+  for (const auto& w : waiters_) w->release();
   waiters_.clear();
 }
 

@@ -179,7 +179,9 @@ class StoreBackend final : public ObjectBackend {
   };
   std::map<std::string, std::deque<InFlight>, std::less<>> writing_;
   uint64_t next_write_id_ = 0;
-  std::vector<Semaphore*> waiters_;  // tasks in wait()
+  // Tasks in wait(), each with its own semaphore (shared: a task unwound while it waits, as a
+  // cancelled one is, leaves nothing dangling for notify_all to release).
+  std::vector<std::shared_ptr<Semaphore>> waiters_;
 };
 
 }  // namespace granary::services

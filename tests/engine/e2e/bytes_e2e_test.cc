@@ -141,8 +141,13 @@ TEST_P(BytesEndToEnd, AcknowledgedWritesSurviveSeededCrashesOfOsdsAndHosts) {
   EXPECT_EQ(t.lost, 0u);
   EXPECT_EQ(t.corrupted, 0u);
   EXPECT_GT(t.acked, 0u);
-  EXPECT_GT(t.unacked, 0u);  // the crashes did hit writes
-  EXPECT_GT(t.pushes, 0u);   // and peering had work
+  // The run reaches what it is for: crashes hit writes and peering had work. Over a block of
+  // 50 seeds it does; the sanitizer run's 3 seeds per block (GRANARY_E2E_SEEDS) may not (seeds
+  // 51-53: 29 crashes, none while a write was in flight, so nothing went stale).
+  if (seeds >= 10) {
+    EXPECT_GT(t.unacked, 0u);
+    EXPECT_GT(t.pushes, 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SeedBlocks, BytesEndToEnd, ::testing::Range(0, 4));
