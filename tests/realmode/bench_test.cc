@@ -1,4 +1,5 @@
-// granary-bench against daemons on loopback: granary-mon and three granary-osd processes (3x
+// granary-bench against daemons on loopback (built into cli_tests, beside granary, which builds the
+// daemons): granary-mon and three granary-osd processes (3x
 // replicated pool), and granary-bench as a process of its own on a client host:
 //  - a small unet3d-like training read (two accelerators, two epochs, 24 files of about 256 KiB,
 //    emulated compute): `fill` writes the dataset with its content, `run` runs DLIO's loaders
