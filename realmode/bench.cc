@@ -15,6 +15,7 @@
 #include "engine/services/phase_barrier.h"
 #include "models/scenario_json.h"
 #include "sim/carry_data.h"
+#include "sim/metrics.h"
 
 namespace granary::realmode {
 namespace {
@@ -73,14 +74,6 @@ nlohmann::json report_head(const BenchPlan& plan, const BenchOptions& options,
 
 bool in_share(uint64_t i, const BenchOptions& o) {
   return static_cast<int>(i % static_cast<uint64_t>(o.share_count)) == o.share_index;
-}
-
-// The p-th quantile (0..1) of `v` in milliseconds (nearest rank); 0 when empty.
-double quantile_ms(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)] * 1e3;
 }
 
 // `writers` tasks over the share's files, each doing `io` on a file; the first error stops
@@ -147,7 +140,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
   if (Status s = env.run(); !s.ok()) return s;
   double au_sum = 0, au_min = 1, au_max = 0, start = 1e300, end = 0;
   uint64_t bytes = 0, files = 0;
-  std::vector<double> latencies;
+  sim::LatencyRecorder latencies;
   nlohmann::json per_gpu = nlohmann::json::array();
   for (auto& g : gpus) {
     if (!g->status().ok()) return g->status();
@@ -159,7 +152,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
     end = std::max(end, m.end_s);
     bytes += m.bytes_read;
     files += m.files_read;
-    latencies.insert(latencies.end(), m.file_read_latency_s.begin(), m.file_read_latency_s.end());
+    for (double l : m.file_read_latency_s) latencies.add(l);
     per_gpu.push_back(m.au);
   }
   const double elapsed = std::max(end - start, 1e-9);
@@ -178,9 +171,9 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
        {{"mean", au_sum / static_cast<double>(gpus.size())}, {"min", au_min}, {"max", au_max}}}};
   report["accelerators"] = {{"utilization", per_gpu}};
   report["latency_ms"] = {{"read",
-                           {{"p50", quantile_ms(latencies, 0.5)},
-                            {"p99", quantile_ms(latencies, 0.99)},
-                            {"max", quantile_ms(latencies, 1.0)}}}};
+                           {{"p50", latencies.percentile(50) * 1e3},
+                            {"p99", latencies.percentile(99) * 1e3},
+                            {"max", latencies.max() * 1e3}}}};
   report["carry_data"] = counts.to_json();
   return report;
 }

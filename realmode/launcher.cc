@@ -140,17 +140,13 @@ struct Cluster {
   }
 };
 
-Result<models::Scenario> load(const std::string& scenario_path) {
-  return models::load_scenario(scenario_path);
-}
-
 std::string dir_of(const models::Scenario& s) {
   return s.real.dir.empty() ? "/tmp/granary-real-" + s.name : s.real.dir;
 }
 
 // The cluster `up` made for the scenario, from its state.json.
 Result<Cluster> open_cluster(const std::string& scenario_path) {
-  Result<models::Scenario> s = load(scenario_path);
+  Result<models::Scenario> s = models::load_scenario(scenario_path);
   if (!s.ok()) return s.status();
   Cluster c;
   c.scenario = std::move(s).value();
@@ -503,7 +499,7 @@ class Injector {
 }  // namespace
 
 Status real_up(const LaunchOptions& o) {
-  Result<models::Scenario> s = load(o.scenario_path);
+  Result<models::Scenario> s = models::load_scenario(o.scenario_path);
   if (!s.ok()) return s.status();
   if (Status r = check_runnable(*s); !r.ok()) return r;
   Cluster c;
@@ -604,7 +600,7 @@ Result<json> real_verify(const LaunchOptions& o) {
 }
 
 Status real_down(const LaunchOptions& o) {
-  Result<models::Scenario> s = load(o.scenario_path);
+  Result<models::Scenario> s = models::load_scenario(o.scenario_path);
   if (!s.ok()) return s.status();
   const std::string dir = dir_of(*s);
   const json state = json::parse(read_text(dir + "/state.json"), nullptr, false);
