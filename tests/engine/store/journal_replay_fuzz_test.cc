@@ -70,6 +70,41 @@ std::string describe(const Op& op) {
                          std::to_string(op.data.size());
 }
 
+// What survived a crash: the store's objects (in *got) must be exactly the state after some
+// prefix of `since` applied to `durable`; counts which prefix in `stats` (after round 0).
+void check_recovered(DiskStore& s, const State& durable, const std::vector<Op>& since,
+                     uint64_t seed, int round, Stats& stats, State* got) {
+  for (const std::string& name : s.list()) {
+    Result<uint64_t> n = s.size(name);
+    ASSERT_TRUE(n.ok());
+    Result<Payload> p = s.read(name, 0, *n);
+    ASSERT_TRUE(p.ok()) << "seed " << seed << " round " << round << ": " << p.status().to_string();
+    (*got)[name] = p->bytes.to_vector();
+  }
+  State candidate = durable;
+  size_t matched = *got == candidate ? 0 : SIZE_MAX;
+  for (size_t i = 0; i < since.size() && matched == SIZE_MAX; ++i) {
+    apply_op(candidate, since[i]);
+    if (*got == candidate) matched = i + 1;
+  }
+  if (matched == SIZE_MAX) {
+    std::string ops;
+    for (const Op& op : since) ops += " [" + describe(op) + "]";
+    FAIL() << "seed " << seed << " round " << round
+           << ": the store after the crash is no prefix of the operations since the last "
+              "acknowledged flush:"
+           << ops << " (replay: " << s.mount_report().journal_end << ")";
+  }
+  if (round > 0) {
+    if (matched == 0) {
+      ++stats.recovered_at_durable_point;
+    } else {
+      ++stats.recovered_later;
+    }
+    if (!since.empty() && matched == since.size()) ++stats.recovered_everything;
+  }
+}
+
 // One seed: three rounds of (mount and verify, operations, crash), then a final verify.
 void run_seed(uint64_t seed, Stats& stats) {
   Random rng(seed);
@@ -98,38 +133,9 @@ void run_seed(uint64_t seed, Stats& stats) {
         const Status c = s.check();
         ASSERT_TRUE(c.ok()) << "seed " << seed << ": " << c.to_string();
       }
-      // What survived: exactly the state after some prefix of `since`.
       State got;
-      for (const std::string& name : s.list()) {
-        Result<uint64_t> n = s.size(name);
-        ASSERT_TRUE(n.ok());
-        Result<Payload> p = s.read(name, 0, *n);
-        ASSERT_TRUE(p.ok()) << "seed " << seed << " round " << round << ": "
-                            << p.status().to_string();
-        got[name] = p->bytes.to_vector();
-      }
-      State candidate = durable;
-      size_t matched = got == candidate ? 0 : SIZE_MAX;
-      for (size_t i = 0; i < since.size() && matched == SIZE_MAX; ++i) {
-        apply_op(candidate, since[i]);
-        if (got == candidate) matched = i + 1;
-      }
-      if (matched == SIZE_MAX) {
-        std::string ops;
-        for (const Op& op : since) ops += " [" + describe(op) + "]";
-        FAIL() << "seed " << seed << " round " << round
-               << ": the store after the crash is no prefix of the operations since the last "
-                  "acknowledged flush:"
-               << ops << " (replay: " << s.mount_report().journal_end << ")";
-      }
-      if (round > 0) {
-        if (matched == 0) {
-          ++stats.recovered_at_durable_point;
-        } else {
-          ++stats.recovered_later;
-        }
-        if (!since.empty() && matched == since.size()) ++stats.recovered_everything;
-      }
+      check_recovered(s, durable, since, seed, round, stats, &got);
+      if (::testing::Test::HasFatalFailure()) return;
       durable = got;  // mount made it durable
       since.clear();
       if (round == kRounds) return;
