@@ -69,6 +69,10 @@ struct ReadRequest {
   // range. Shard reads among OSDs leave ec.k at 0 and address shard offsets.
   ErasureCoding ec;
   std::vector<std::string> shards;
+  // A shard read: the shard (position) the reader wants. An OSD whose copy is another shard
+  // of the object (CRUSH moved it to another position since) refuses it as kNotFound; -1:
+  // whatever it holds.
+  int32_t shard = -1;
 };
 
 struct ReadReply {
@@ -144,6 +148,10 @@ struct WriteRequest {
   // the object's bytes, atomically (object_backend.h); peering compares versions to find
   // stale copies. A recovery push carries the version of the copy it restores.
   uint64_t version = 0;
+  // A shard write (and a push of a shard): the shard it stores, recorded with the bytes
+  // (ObjectInfo::shard). An OSD refuses a client's shard write onto another shard of the
+  // object (peering must replace that first); a recovery push replaces it. -1: not a shard.
+  int32_t shard = -1;
 };
 
 struct WriteReply {
@@ -171,6 +179,10 @@ struct ObjectInfo {
   uint64_t size_bytes = 0;     // bytes this OSD holds (a shard: its shard bytes)
   uint64_t logical_bytes = 0;  // the object's size as clients see it (0: size_bytes)
   uint64_t version = 0;        // WriteRequest::version of its content (0: unversioned)
+  // An erasure-coded shard: which one (its position in the acting set when it was written;
+  // Ceph keeps it in the object's id, ghobject_t's shard_id). -1: a whole object, or not
+  // recorded (the size-only backend).
+  int32_t shard = -1;
 
   uint64_t client_bytes() const { return logical_bytes > 0 ? logical_bytes : size_bytes; }
 };
@@ -285,10 +297,12 @@ struct ReserveGrant {
 
 // Subscribes the map client at endpoint `reply_to` to every new epoch, and asks for each epoch
 // after `have_epoch` (0: a full map). Repeating it is harmless: it is how a client that saw a gap
-// asks again.
+// asks again. With `confirm` the monitor answers a client that is current too (an update of no
+// epochs), so that it knows its map is the monitor's.
 struct MapSubscribe {
   std::string reply_to;
   uint32_t have_epoch = 0;
+  bool confirm = false;
 };
 
 // Epochs for a map client: `full`, when set, is the whole map at full->epoch() (a subscriber

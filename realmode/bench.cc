@@ -287,23 +287,23 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "granary-bench runs design 'rados' against granary-osd daemons, found another");
   }
   const models::RadosSpec& r = s.storage.rados;
-  if (r.ec_k > 0) {
-    return refuse(
-        "storage.rados",
-        "an erasure-coded pool (k " + std::to_string(r.ec_k) +
-            "): the cluster file's pool is replicated (EC pools in real mode are to come)");
-  }
-  if (r.replicas != config.replicas || r.pg_num != config.pg_num) {
+  auto describe = [](int replicas, int k, int m, uint32_t pg_num) {
+    return (k > 0 ? "erasure k " + std::to_string(k) + " m " + std::to_string(m)
+                  : "replicas " + std::to_string(replicas)) +
+           ", pg_num " + std::to_string(pg_num);
+  };
+  if (r.replicas != config.replicas || r.ec_k != config.ec.k || r.ec_m != config.ec.m ||
+      r.pg_num != config.pg_num) {
     return refuse("storage.rados",
-                  "replicas " + std::to_string(r.replicas) + " and pg_num " +
-                      std::to_string(r.pg_num) + " must be the cluster file's pool's (" +
-                      std::to_string(config.replicas) + " and " + std::to_string(config.pg_num) +
+                  describe(r.replicas, r.ec_k, r.ec_m, r.pg_num) +
+                      ": must be the cluster file's pool (" +
+                      describe(config.replicas, config.ec.k, config.ec.m, config.pg_num) +
                       "): the daemons place by that pool");
   }
   if (models::has_failures(s)) {
     return refuse("failures",
                   "granary-bench runs the workload only; a failure timeline is injected by "
-                  "`granary real run` (to come) or by hand (kill -9 a daemon)");
+                  "`granary real run` or by hand (kill -9 a daemon)");
   }
   if (s.workloads.size() != 1 || (s.workloads[0].kind != models::WorkloadKind::kTrainingRead &&
                                   s.workloads[0].kind != models::WorkloadKind::kCheckpoint)) {

@@ -101,6 +101,42 @@ void check_keys(Reader& r, const json& obj, const std::string& path,
   }
 }
 
+// "pool": replicas, or an erasure code whose k + m shards go to distinct hosts.
+void parse_pool(Reader& r, const json& pool, ClusterConfig& c) {
+  check_keys(r, pool, "/pool", {"replicas", "erasure", "pg_num"});
+  // Copies and shards go to distinct hosts (rules replicated_host, erasure_host): at most one
+  // per host with OSDs.
+  std::set<int32_t> storage_hosts;
+  for (const ClusterOsd& o : c.osds) storage_hosts.insert(o.host);
+  const auto n = static_cast<int64_t>(storage_hosts.size());
+  c.pg_num = static_cast<uint32_t>(r.integer(pool, "/pool", "pg_num", false, 1, 65536, 32));
+  const json* erasure = r.field(pool, "/pool", "erasure", false);
+  if (erasure == nullptr) {
+    c.replicas = static_cast<int>(r.integer(pool, "/pool", "replicas", true, 1, n, 1));
+    return;
+  }
+  if (pool.contains("replicas")) {
+    r.fail("/pool", "expected \"replicas\" or \"erasure\", found both");
+    return;
+  }
+  const std::string p = "/pool/erasure";
+  check_keys(r, *erasure, p, {"k", "m", "stripe_unit_bytes"});
+  c.replicas = 0;
+  c.ec.k = static_cast<int>(r.integer(*erasure, p, "k", true, 1, 32, 1));
+  c.ec.m = static_cast<int>(r.integer(*erasure, p, "m", true, 1, 32, 1));
+  if (r.ok() && c.ec.k + c.ec.m > n) {
+    r.fail(p, "k + m = " + std::to_string(c.ec.k + c.ec.m) +
+                  " shards go to as many distinct hosts, found " + std::to_string(n) +
+                  " hosts with OSDs");
+  }
+  c.ec.stripe_unit_bytes = static_cast<uint64_t>(
+      r.integer(*erasure, p, "stripe_unit_bytes", false, 4096, 1 << 24, 4096));
+  if (r.ok() && c.ec.stripe_unit_bytes % 4096 != 0) {
+    r.fail(p + "/stripe_unit_bytes",
+           "expected a multiple of 4096, found " + std::to_string(c.ec.stripe_unit_bytes));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ClusterConfig::addresses() const {
@@ -126,9 +162,16 @@ Result<cluster::OsdMap> ClusterConfig::osd_map() const {
   cluster::Pool pool;
   pool.spec.id = kClusterPoolId;
   pool.spec.pg_num = pg_num;
-  pool.spec.size = replicas;
-  pool.spec.crush_rule = 0;
-  pool.redundancy = cluster::Redundancy::replicated(replicas);
+  if (ec.k > 0) {
+    pool.spec.size = ec.k + ec.m;
+    pool.spec.crush_rule = 1;  // erasure_host
+    pool.spec.erasure = true;
+    pool.redundancy = cluster::Redundancy::erasure_coded(ec.k, ec.m);
+  } else {
+    pool.spec.size = replicas;
+    pool.spec.crush_rule = 0;  // replicated_host
+    pool.redundancy = cluster::Redundancy::replicated(replicas);
+  }
   return cluster::OsdMap::create(std::make_shared<const crush::CrushMap>(std::move(crush).value()),
                                  static_cast<int32_t>(osds.size()), {pool});
 }
@@ -206,15 +249,7 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
       }
     }
   }
-  if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) {
-    check_keys(r, *pool, "/pool", {"replicas", "pg_num"});
-    // Copies go to distinct hosts (rule replicated_host): at most one per host with OSDs.
-    std::set<int32_t> storage_hosts;
-    for (const ClusterOsd& o : c.osds) storage_hosts.insert(o.host);
-    c.replicas = static_cast<int>(r.integer(*pool, "/pool", "replicas", true, 1,
-                                            static_cast<int64_t>(storage_hosts.size()), 1));
-    c.pg_num = static_cast<uint32_t>(r.integer(*pool, "/pool", "pg_num", false, 1, 65536, 32));
-  }
+  if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) parse_pool(r, *pool, c);
   if (const json* m = r.field(j, "", "monitor", false); m != nullptr) {
     check_keys(r, *m, "/monitor",
                {"host", "heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s"});
@@ -267,7 +302,13 @@ std::string cluster_config_json(const ClusterConfig& c) {
   }
   j["names"] = json::object();
   for (const auto& [n, h] : c.names) j["names"][n] = h;
-  j["pool"] = {{"replicas", c.replicas}, {"pg_num", c.pg_num}};
+  if (c.ec.k > 0) {
+    j["pool"] = {
+        {"erasure", {{"k", c.ec.k}, {"m", c.ec.m}, {"stripe_unit_bytes", c.ec.stripe_unit_bytes}}},
+        {"pg_num", c.pg_num}};
+  } else {
+    j["pool"] = {{"replicas", c.replicas}, {"pg_num", c.pg_num}};
+  }
   if (c.monitor) {
     j["monitor"] = {{"host", c.monitor->host},
                     {"heartbeat_interval_s", c.monitor->heartbeat_interval_s},

@@ -10,6 +10,8 @@
 //              "drive_bytes": 67108864, "queue_depth": 32}, ...],
 //    "names": {"c3": 3, "peer": 3},
 //    "pool": {"replicas": 3, "pg_num": 32},
+//      (or an erasure-coded pool: "pool": {"erasure": {"k": 4, "m": 2, "stripe_unit_bytes": 4096},
+//       "pg_num": 32})
 //    "monitor": {"host": 3, "heartbeat_interval_s": 1, "heartbeat_grace_s": 3,
 //                "down_out_interval_s": 30},
 //    "timeouts": {"op_s": 5, "sub_op_s": 5, "handshake_s": 5}}
@@ -18,7 +20,13 @@
 // "names" (the prefix of its reply endpoints). The pool (id 1) is placed by CRUSH as Ceph
 // places a replicated pool: a map with one bucket per host that has OSDs (named as the host),
 // each OSD weighted by its drive's capacity in TiB (Ceph's convention), rule
-// "replicated_host" (chooseleaf firstn 0 type host: copies on distinct hosts), pg_num PGs.
+// "replicated_host" (chooseleaf firstn 0 type host: copies on distinct hosts), pg_num PGs; an
+// erasure-coded pool as Ceph places one: size k + m, rule "erasure_host" (chooseleaf indep 0
+// type host: shard i in position i, a position left empty when no host is found for it,
+// never shifted), so k + m may not exceed the hosts with OSDs. Its stripe unit (the bytes of
+// one data chunk of a stripe: Ceph's osd_pool_erasure_code_stripe_unit, 4 KiB by default) is
+// a multiple of the stores' 4 KiB block. An object's primary is the first OSD of its group's
+// acting set that is not empty (Ceph's choice for an erasure-coded PG whose shard 0 has no OSD).
 // With a monitor (granary-mon on its host, "mon.0"), OSDs send it heartbeats, it marks a silent
 // one down and, after down_out_interval_s (0: never), out; every process follows its epochs,
 // and each OSD peers the PGs it is primary of on each new interval
@@ -39,6 +47,7 @@
 #include <vector>
 
 #include "engine/cluster/osd_map.h"
+#include "engine/messages.h"
 #include "engine/status.h"
 
 namespace granary::realmode {
@@ -74,7 +83,8 @@ struct ClusterConfig {
   std::vector<ClusterHost> hosts;
   std::vector<ClusterOsd> osds;
   std::map<std::string, int32_t> names;  // client-side endpoint prefixes -> host
-  int replicas = 3;
+  int replicas = 3;                      // a replicated pool's copies (0 when erasure-coded)
+  ErasureCoding ec;                      // an erasure-coded pool's code (k = 0: replicated)
   uint32_t pg_num = 32;
   std::optional<ClusterMonitor> monitor;
   double op_timeout_s = 5;         // timeouts/op_s

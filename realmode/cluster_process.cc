@@ -86,6 +86,7 @@ Status ClusterProcess::follow_maps(const std::string& endpoint_name) {
   o.monitor_endpoint = kMonitorEndpoint;
   // An update lost with a connection (a peer that restarted) is caught up within this long.
   o.renew_interval_s = 4 * config_.monitor->heartbeat_interval_s;
+  o.confirm = true;
   map_client_ = std::make_unique<cluster::MapClient>(*env_, host_, *initial_map_, o);
   Result<std::unique_ptr<cluster::MapPlacement>> placement =
       cluster::MapPlacement::create(*map_client_, kClusterPoolId);
@@ -98,6 +99,7 @@ Status ClusterProcess::follow_maps(const std::string& endpoint_name) {
 services::RadosBackend ClusterProcess::rados_backend() {
   services::RadosBackend b;
   b.placement = &placement();
+  b.ec = config_.ec;
   b.map_epoch = map_epoch();
   if (b.map_epoch) {
     b.resend_check_s = std::min(0.5, config_.op_timeout_s);
@@ -189,6 +191,9 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   o.endpoint_name = name;
   o.worker_tasks = options.worker_tasks;
   o.sub_op_timeout_s = config.sub_op_timeout_s;
+  // An erasure-coded primary reads around a shard that stays silent this long (its OSD dead,
+  // not yet marked down), rebuilding the range from the others.
+  o.shard_timeout_s = config.sub_op_timeout_s;
   o.parallel_store_reads = true;
   const HostId host = me.host;
   std::unique_ptr<cluster::HeartbeatAgent> heartbeat;
@@ -203,9 +208,20 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
     recovery::PrimaryPeeringOptions po;
     po.osd = me.id;
     po.reply_endpoint = name + ".peer";
+    po.ec = config.ec;
     po.member_timeout_s = config.sub_op_timeout_s;
     po.active_wait_s = config.op_timeout_s;
     po.log = log;
+    // Not before the monitor has confirmed the map and marked this OSD up in it (a restart
+    // starts from the initial map; see PrimaryPeeringOptions::ready).
+    cluster::MapClient* maps = p.map_client();
+    const int32_t id = me.id;
+    po.ready = [maps, id] {
+      if (!maps->confirmed()) return false;
+      const cluster::OsdMap map = maps->map();
+      const placement::OsdStates& s = map.osd_states();
+      return id < s.max_osd && s.up[static_cast<size_t>(id)];
+    };
     peering = std::make_unique<recovery::PrimaryPeering>(p.env(), host, *p.map_placement(), po);
     o.placement = p.map_placement();
     recovery::PrimaryPeering* raw = peering.get();

@@ -164,6 +164,7 @@ void fields(Io& io, M& m, std::type_identity<ReadRequest>) {
   io.f64("sent_at_s", m.sent_at_s);
   fields(io, m.ec, std::type_identity<ErasureCoding>());
   io.strings("shards", m.shards);
+  io.i32("shard", m.shard);
 }
 
 template <typename Io, typename M>
@@ -211,6 +212,7 @@ void fields(Io& io, M& m, std::type_identity<WriteRequest>) {
   io.u64("interval", m.interval);
   io.boolean("recovery_push", m.recovery_push);
   io.u64("version", m.version);
+  io.i32("shard", m.shard);
 }
 
 template <typename Io, typename M>
@@ -245,12 +247,13 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<ScanReply>) {
   io.u64("request_id", m.request_id);
   reply_status(io, m);
-  // A listing is at least a name's length and three u64s.
-  io.list("objects", m.objects, 28, io.limits().wire.max_list_items, [&](auto& o) {
+  // A listing is at least a name's length, three u64s and an i32.
+  io.list("objects", m.objects, 32, io.limits().wire.max_list_items, [&](auto& o) {
     io.string("name", o.name);
     io.u64("size_bytes", o.info.size_bytes);
     io.u64("logical_bytes", o.info.logical_bytes);
     io.u64("version", o.info.version);
+    io.i32("shard", o.info.shard);
   });
 }
 
@@ -322,6 +325,7 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<MapSubscribe>) {
   io.string("reply_to", m.reply_to);
   io.u32("have_epoch", m.have_epoch);
+  io.boolean("confirm", m.confirm);
 }
 
 // OSD id lists and pg_temps (maps and PgTempRequest).

@@ -103,6 +103,7 @@ bool alive(pid_t pid) {
 // Stops `pid`: SIGTERM, then SIGKILL after `grace_s`; reaps it when it is our child.
 void stop_process(pid_t pid, double grace_s) {
   if (!alive(pid)) return;
+  kill(pid, SIGCONT);  // one a partition stopped
   kill(pid, SIGTERM);
   for (double waited = 0; waited < grace_s && alive(pid); waited += 0.05) {
     waitpid(pid, nullptr, WNOHANG);
@@ -192,19 +193,22 @@ Status check_runnable(const models::Scenario& s) {
   }
   for (const models::FailureEvent& e : s.failures) {
     using K = models::FailureKind;
-    const bool netns_kind = e.kind == K::kNicDown || e.kind == K::kNicUp;
+    const bool netns_kind =
+        e.kind == K::kNicDown || e.kind == K::kNicUp || e.kind == K::kNicDegraded;
     if (e.kind != K::kOsdCrash && e.kind != K::kOsdRestart && e.kind != K::kHostDown &&
-        e.kind != K::kHostRestart && !netns_kind) {
+        e.kind != K::kHostRestart && e.kind != K::kDriveFailure && e.kind != K::kDriveReplace &&
+        e.kind != K::kPartition && e.kind != K::kHeal && !netns_kind) {
       return Status::invalid_argument(
           f +
           ": failures: real mode injects osd_crash, osd_restart, host_down, host_restart, "
-          "nic_down and nic_up, found " +
+          "drive_failure, drive_replace, partition, heal, nic_down, nic_up and nic_degraded, "
+          "found " +
           std::string(models::failure_kind_name(e.kind)));
     }
     if (netns_kind && !s.real.namespaces) {
       return Status::invalid_argument(
           f + ": failures: " + std::string(models::failure_kind_name(e.kind)) +
-          " needs real.hosts \"namespaces\" (a link to take down)");
+          " needs real.hosts \"namespaces\" (a link to take down or shape)");
     }
   }
   if (!s.random_drive_failures.empty()) {
@@ -272,6 +276,7 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
   }
   for (int cl = 0; cl < l.clients; ++cl) config.names["bench" + std::to_string(cl)] = l.client(cl);
   config.replicas = s.storage.rados.replicas;
+  if (s.storage.rados.ec_k > 0) config.ec = {s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
   config.pg_num = s.storage.rados.pg_num;
   const models::RecoverySpec& r = s.storage.rados.recovery;
   config.monitor =
@@ -454,11 +459,9 @@ class Injector {
   json events() const {
     json all = done_;
     for (size_t i = next_; i < c_.scenario.failures.size(); ++i) {
-      const models::FailureEvent& e = c_.scenario.failures[i];
-      all.push_back({{"at_s", e.at_s},
-                     {"kind", std::string(models::failure_kind_name(e.kind))},
-                     {"target", e.target},
-                     {"injected", false}});
+      json event = describe(c_.scenario.failures[i]);
+      event["injected"] = false;
+      all.push_back(std::move(event));
     }
     return all;
   }
@@ -468,26 +471,79 @@ class Injector {
     using K = models::FailureKind;
     const std::string kind(models::failure_kind_name(e.kind));
     const std::string osd = "osd." + std::to_string(e.target);
+    const bool ns = c_.state.value("namespaces", false);
+    const std::string tag = c_.state["tag"];
+    auto veth = [&](int host) { return tag + "v" + std::to_string(host); };
     Status s;
-    if (e.kind == K::kOsdCrash || e.kind == K::kHostDown) {
+    std::string what = kind + " of storage host " + std::to_string(e.target);
+    if (e.kind == K::kOsdCrash || e.kind == K::kHostDown || e.kind == K::kDriveFailure) {
       const pid_t pid = c_.state["daemons"][osd]["pid"];
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
+      if (e.kind == K::kDriveFailure) {
+        // The drive dies with its data: the OSD cannot come back on it (drive_replace gives
+        // it a new, empty one).
+        std::error_code ec;
+        fs::remove(c_.path(osd + ".img"), ec);
+        if (ec) s = Status::io_error("removing " + c_.path(osd + ".img") + ": " + ec.message());
+      }
     } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart) {
       s = start_daemon(c_, osd, osd_argv(c_, e.target), e.target);
+    } else if (e.kind == K::kDriveReplace) {
+      std::vector<std::string> argv = osd_argv(c_, e.target);
+      argv.push_back("--mkfs");  // a new, empty drive
+      s = start_daemon(c_, osd, argv, e.target);
+    } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
+      // In namespaces the hosts' links go down (up); on loopback their daemons are stopped
+      // (SIGSTOP: alive, silent, data intact) and continued.
+      const bool cut = e.kind == K::kPartition;
+      what = kind + " of storage hosts";
+      for (int32_t h : e.hosts) {
+        what += " " + std::to_string(h);
+        Status one;
+        if (ns) {
+          one = sh("ip link set " + veth(h) + (cut ? " down" : " up"));
+        } else {
+          const pid_t pid = c_.state["daemons"]["osd." + std::to_string(h)]["pid"];
+          if (kill(pid, cut ? SIGSTOP : SIGCONT) != 0) {
+            one = Status::io_error(std::string(cut ? "SIGSTOP" : "SIGCONT") + " to osd." +
+                                   std::to_string(h) + " failed");
+          }
+        }
+        if (s.ok()) s = one;
+      }
+      what += ns ? " (links)" : (cut ? " (SIGSTOP)" : " (SIGCONT)");
+    } else if (e.kind == K::kNicDegraded) {
+      // The host's link shaped to its rate over `factor`, both ends (1 restores it).
+      const Layout l = layout_of(c_.scenario);
+      const std::string rate = std::to_string(static_cast<int64_t>(std::llround(
+                                   link_gbps(c_.scenario, l, e.target) * 1000 / e.factor))) +
+                               "mbit";
+      const std::string tbf = " root tbf rate " + rate + " burst 256kb latency 10ms";
+      s = sh("tc qdisc change dev " + veth(e.target) + tbf);
+      if (s.ok()) {
+        s = sh("ip netns exec " + c_.netns_of(e.target) + " tc qdisc change dev eth0" + tbf);
+      }
+      what += " to " + rate;
     } else {
-      const std::string veth = c_.state["tag"].get<std::string>() + "v" + std::to_string(e.target);
-      s = sh("ip link set " + veth + (e.kind == K::kNicDown ? " down" : " up"));
+      s = sh("ip link set " + veth(e.target) + (e.kind == K::kNicDown ? " down" : " up"));
     }
     if (!s.ok() && status_.ok()) status_ = s;
-    say(o_, kind + " of storage host " + std::to_string(e.target) + " at " + std::to_string(t_s) +
-                " s");
-    done_.push_back({{"at_s", e.at_s},
-                     {"injected_at_s", t_s},
-                     {"kind", kind},
-                     {"target", e.target},
-                     {"injected", true},
-                     {"ok", s.ok()}});
+    say(o_, what + " at " + std::to_string(t_s) + " s" + (s.ok() ? "" : ": " + s.message()));
+    json event = describe(e);
+    event["injected_at_s"] = t_s;
+    event["injected"] = true;
+    event["ok"] = s.ok();
+    done_.push_back(std::move(event));
+  }
+  // An event of the timeline as the report lists it.
+  static json describe(const models::FailureEvent& e) {
+    json j = {{"at_s", e.at_s},
+              {"kind", std::string(models::failure_kind_name(e.kind))},
+              {"target", e.target}};
+    if (!e.hosts.empty()) j["hosts"] = e.hosts;
+    if (e.kind == models::FailureKind::kNicDegraded) j["factor"] = e.factor;
+    return j;
   }
   Cluster& c_;
   const LaunchOptions& o_;

@@ -141,16 +141,16 @@ Status write_dataset(SimEnv& env, const services::Dataset& dataset, const layout
   auto& stores = carried.stores();
   CarryCounts& counts = carried.counts();
   env.set_devices_untimed(true);
-  // Writes one copy or shard.
+  // Writes one copy or shard (`shard` >= 0: that shard).
   auto put = [&](int32_t device, const std::string& name, std::vector<std::byte> bytes,
-                 uint64_t object_bytes) -> Status {
+                 uint64_t object_bytes, int32_t shard) -> Status {
     if (device < 0 || static_cast<size_t>(device) >= stores.size()) {
       return Status::ok_status();  // a position no device fills (kNoDevice)
     }
     const Payload p = Payload::of(Buffer::copy_of(bytes));
     ++counts.copies_written;
     return services::StoreBackend::write_to(*stores[static_cast<size_t>(device)], name, 0, p,
-                                            object_bytes, /*version=*/1, /*sync=*/false);
+                                            object_bytes, /*version=*/1, shard, /*sync=*/false);
   };
   Status result;
   std::vector<int32_t> devices;
@@ -182,7 +182,7 @@ Status write_dataset(SimEnv& env, const services::Dataset& dataset, const layout
       ++counts.objects_written;
       if (!rs) {
         for (int32_t d : devices) {
-          if (result = put(d, name, bytes, n); !result.ok()) break;
+          if (result = put(d, name, bytes, n, -1); !result.ok()) break;
         }
       } else {
         // Ceph's ECUtil layout (erasure.h): data chunk i of stripe s at shard offset s * su.
@@ -212,7 +212,7 @@ Status write_dataset(SimEnv& env, const services::Dataset& dataset, const layout
           const auto& c = chunks[static_cast<size_t>(i)];
           std::vector<std::byte> shard_bytes(shard);
           std::memcpy(shard_bytes.data(), c.data(), shard);
-          if (result = put(devices[static_cast<size_t>(i)], name, std::move(shard_bytes), n);
+          if (result = put(devices[static_cast<size_t>(i)], name, std::move(shard_bytes), n, i);
               !result.ok()) {
             break;
           }

@@ -35,7 +35,9 @@ OsdMap MapClient::map() const {
 void MapClient::send_subscribe() {
   // (The monitor's host down: the next renewal or update asks again.)
   (void)env_.send(host_, options_.monitor_endpoint,
-                  Message{MapSubscribe{options_.endpoint_name, epoch()}, {}, /*header_bytes=*/64});
+                  Message{MapSubscribe{options_.endpoint_name, epoch(), options_.confirm},
+                          {},
+                          /*header_bytes=*/64});
 }
 
 void MapClient::notify() {
@@ -78,9 +80,13 @@ void MapClient::serve() {
       continue;
     }
     if (std::holds_alternative<Shutdown>(m->body)) return;
-    if (const auto* u = std::get_if<MapUpdate>(&m->body); u != nullptr && !on_update(*u)) {
-      resubscriptions_.fetch_add(1, std::memory_order_relaxed);
-      send_subscribe();
+    if (const auto* u = std::get_if<MapUpdate>(&m->body); u != nullptr) {
+      if (on_update(*u)) {
+        confirmed_.store(true, std::memory_order_release);
+      } else {
+        resubscriptions_.fetch_add(1, std::memory_order_relaxed);
+        send_subscribe();
+      }
     }
   }
 }

@@ -37,6 +37,9 @@ struct MapClientOptions {
   std::string monitor_endpoint = "mon.0";
   // Subscribe again after this long without an update (0: only when a gap is seen).
   double renew_interval_s = 0;
+  // Ask the monitor to answer even when this client is current (MapSubscribe::confirm), so
+  // that confirmed() tells when the map it holds is the monitor's.
+  bool confirm = false;
 };
 
 class MapClient {
@@ -64,6 +67,10 @@ class MapClient {
   const OsdMap& map_on_task() const { return map_; }
   // How many times it subscribed again after a gap or a silence (for tests and logs).
   uint64_t resubscriptions() const { return resubscriptions_.load(std::memory_order_relaxed); }
+  // Whether an update from the monitor has been applied since start(): the map it holds was
+  // the monitor's then (a process that restarted holds the initial map until then, which may
+  // be many epochs old).
+  bool confirmed() const { return confirmed_.load(std::memory_order_acquire); }
 
  private:
   void send_subscribe();
@@ -79,6 +86,7 @@ class MapClient {
   OsdMap map_;  // written on the client's task under mu_
   std::atomic<uint32_t> epoch_;
   std::atomic<uint64_t> resubscriptions_{0};
+  std::atomic<bool> confirmed_{false};
   std::vector<std::function<void(const OsdMap&)>> callbacks_;
 };
 

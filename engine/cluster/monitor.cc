@@ -112,8 +112,10 @@ void MonitorService::on_subscribe(const MapSubscribe& sub) {
     std::lock_guard<services::EnvMutex> lock(mu_);
     if (subscriber_set_.insert(sub.reply_to).second) subscribers_.push_back(sub.reply_to);
     const uint32_t epoch = map_.epoch();
-    if (sub.have_epoch >= epoch) return;  // up to date: the next epochs will follow
-    if (sub.have_epoch + 1 >= first_kept_epoch_ && sub.have_epoch > 0) {
+    if (sub.have_epoch >= epoch) {
+      if (!sub.confirm) return;            // up to date: the next epochs will follow
+      u.first_epoch = sub.have_epoch + 1;  // no epochs: "yours is current"
+    } else if (sub.have_epoch + 1 >= first_kept_epoch_ && sub.have_epoch > 0) {
       u.first_epoch = sub.have_epoch + 1;
       for (uint32_t e = u.first_epoch; e <= epoch; ++e) {
         u.incrementals.push_back(kept_[e - first_kept_epoch_]);

@@ -92,14 +92,17 @@ class Peer {
     return scans_[osd] = std::move(r.objects);
   }
 
-  // Reads `length` bytes at `offset` of `osd`'s copy (or, with ec, its shard) of `object`.
+  // Reads `length` bytes at `offset` of `osd`'s copy (or, shard >= 0, that shard) of `object`.
   Result<Bytes> read(const std::string& osd, const std::string& object, uint64_t length,
-                     bool shard) {
+                     int32_t shard) {
     if (length == 0) return Buffer::zeros(0);
     ReadRequest q;
     q.object = object;
     q.length = length;
-    if (shard) q.ec = options_.ec;
+    if (shard >= 0) {
+      q.ec = options_.ec;
+      q.shard = shard;
+    }
     Result<Message> m = call(osd, std::move(q));
     if (!m.ok()) return m.status();
     const auto& r = std::get<ReadReply>(m->body);
@@ -112,14 +115,17 @@ class Peer {
   }
 
   Status push(const std::string& osd, const std::string& object, const Bytes& bytes,
-              uint64_t version, uint64_t logical, bool shard) {
+              uint64_t version, uint64_t logical, int32_t shard) {
     WriteRequest w;
     w.object = object;
     w.length = bytes.size();
     w.version = version;
     w.logical_end_bytes = logical;
     w.recovery_push = true;
-    if (shard) w.ec = options_.ec;
+    if (shard >= 0) {
+      w.ec = options_.ec;
+      w.shard = shard;
+    }
     Result<Message> m = call(osd, std::move(w), Payload::of(bytes));
     if (!m.ok()) return m.status();
     const auto& r = std::get<WriteReply>(m->body);
@@ -192,7 +198,7 @@ class Peer {
       // (content, copies) in the order the contents were first seen
       std::vector<std::pair<Bytes, int>> votes;
       for (int p : current) {
-        Result<Bytes> b = read(pg.osds[p], name, info.size_bytes, false);
+        Result<Bytes> b = read(pg.osds[p], name, info.size_bytes, -1);
         ++report_.scrubbed_copies;
         if (!b.ok()) {
           bad.insert(p);
@@ -238,12 +244,12 @@ class Peer {
       return Status();
     }
     if (content.find(source) == content.end()) {
-      Result<Bytes> b = read(pg.osds[source], name, info.size_bytes, false);
+      Result<Bytes> b = read(pg.osds[source], name, info.size_bytes, -1);
       if (!b.ok()) return b.status();
       content[source] = std::move(*b);
     }
     for (int p : targets) {
-      if (Status s = push(pg.osds[p], name, content[source], version, info.client_bytes(), false);
+      if (Status s = push(pg.osds[p], name, content[source], version, info.client_bytes(), -1);
           !s.ok()) {
         return s;
       }
@@ -260,13 +266,25 @@ class Peer {
     const bool older_exists = current.size() < copies.size();
     const uint64_t logical = info.client_bytes();
     const uint64_t shard_len = redundancy::shard_bytes(codec_->profile(), logical);
+    // The newest version's shards and the position holding each. A copy is the shard it
+    // recorded, which is not its position when CRUSH moved its OSD since (an OSD marked out
+    // can reshuffle an indep rule's positions; Ceph keeps the shard in the object's id); a
+    // copy in its own position is preferred.
+    std::map<int, int> holder;  // shard -> position
+    for (const Copy& c : copies) {
+      const int shard = c.info.shard >= 0 ? c.info.shard : c.position;
+      if (c.info.version != version || shard >= n) continue;
+      if (!holder.contains(shard) || c.position == shard) holder[shard] = c.position;
+    }
+    // Positions whose OSD does not hold its own shard of the newest version.
     std::vector<int> stale;
     for (int p = 0; p < n && p < static_cast<int>(pg.osds.size()); ++p) {
       if (pg.osds[p].empty()) continue;
-      if (std::find(current.begin(), current.end(), p) == current.end()) stale.push_back(p);
+      auto it = holder.find(p);
+      if (it == holder.end() || it->second != p) stale.push_back(p);
     }
     report_.stale_copies += stale.size();
-    if (static_cast<int>(current.size()) < k) {
+    if (static_cast<int>(holder.size()) < k) {
       if (older_exists) {
         report_.unrecoverable.push_back(name);
         return Status();
@@ -280,17 +298,17 @@ class Peer {
     if (!options_.deep && stale.empty()) return Status();
 
     // The shards to read: every current one when scrubbing, else the first k.
-    std::map<int, Bytes> shards;
-    std::set<int> bad;
-    for (int p : current) {
+    std::map<int, Bytes> shards;  // by shard
+    std::set<int> bad;            // shards
+    for (const auto& [shard, p] : holder) {
       if (!options_.deep && static_cast<int>(shards.size()) == k) break;
-      Result<Bytes> b = read(pg.osds[p], name, shard_len, true);
+      Result<Bytes> b = read(pg.osds[p], name, shard_len, shard);
       if (options_.deep) ++report_.scrubbed_copies;
       if (!b.ok()) {
-        bad.insert(p);
+        bad.insert(shard);
         continue;
       }
-      shards[p] = std::move(*b);
+      shards[shard] = std::move(*b);
     }
     if (static_cast<int>(shards.size()) < k) {
       report_.unrecoverable.push_back(name);
@@ -300,39 +318,49 @@ class Peer {
       // A shard the others disagree with: rebuilding it from k of the rest gives other bytes,
       // while the rest are consistent among themselves.
       if (!consistent(shards, {})) {
-        for (const auto& [p, b] : shards) {
-          if (consistent(shards, {p})) {
-            bad.insert(p);
+        for (const auto& [shard, b] : shards) {
+          if (consistent(shards, {shard})) {
+            bad.insert(shard);
             break;
           }
         }
       }
       report_.scrub_errors += bad.size();
-      for (int p : bad) shards.erase(p);
+      for (int shard : bad) shards.erase(shard);
     }
+    // The positions to write: the stale ones and those whose own shard was bad; each gets its
+    // own shard, read (held elsewhere) or decoded from k others.
     std::vector<int> targets = stale;
-    targets.insert(targets.end(), bad.begin(), bad.end());
+    for (int shard : bad) {
+      if (holder[shard] == shard) targets.push_back(shard);
+    }
     if (targets.empty()) return Status();
-    std::vector<int> sources;
-    for (const auto& [p, b] : shards) {
-      if (static_cast<int>(sources.size()) < k) sources.push_back(p);
+    std::vector<int> sources, decoded;
+    for (const auto& [shard, b] : shards) {
+      if (static_cast<int>(sources.size()) < k) sources.push_back(shard);
     }
-    Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, targets);
-    if (!dec.ok()) return dec.status();
-    std::vector<std::span<const uint8_t>> in;
-    for (int p : sources) in.push_back(u8(shards[p]));
-    std::vector<MutableBuffer> rebuilt;
-    std::vector<std::span<uint8_t>> out;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      rebuilt.push_back(env_.allocate(shard_len));
-      out.emplace_back(reinterpret_cast<uint8_t*>(rebuilt.back().data()), shard_len);
+    for (int t : targets) {
+      if (!shards.contains(t)) decoded.push_back(t);
     }
-    if (Status s = dec->decode(in, out); !s.ok()) return s;
-    for (size_t i = 0; i < targets.size(); ++i) {
-      const Buffer chunk = std::move(rebuilt[i]).freeze();
-      if (Status s = push(pg.osds[targets[i]], name, chunk, version, logical, true); !s.ok()) {
-        return s;
+    std::map<int, Buffer> rebuilt;
+    if (!decoded.empty()) {
+      Result<redundancy::ErasureDecoder> dec = codec_->decoder(sources, decoded);
+      if (!dec.ok()) return dec.status();
+      std::vector<std::span<const uint8_t>> in;
+      for (int shard : sources) in.push_back(u8(shards[shard]));
+      std::vector<MutableBuffer> bytes;
+      std::vector<std::span<uint8_t>> out;
+      for (size_t i = 0; i < decoded.size(); ++i) {
+        bytes.push_back(env_.allocate(shard_len));
+        out.emplace_back(reinterpret_cast<uint8_t*>(bytes.back().data()), shard_len);
       }
+      if (Status s = dec->decode(in, out); !s.ok()) return s;
+      for (size_t i = 0; i < decoded.size(); ++i)
+        rebuilt[decoded[i]] = std::move(bytes[i]).freeze();
+    }
+    for (int t : targets) {
+      const Buffer& chunk = shards.contains(t) ? shards[t] : rebuilt[t];
+      if (Status s = push(pg.osds[t], name, chunk, version, logical, t); !s.ok()) return s;
     }
     return Status();
   }

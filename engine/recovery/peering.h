@@ -9,8 +9,13 @@
 //    an older version is stale and gets exactly that object pushed (a WriteRequest to its
 //    sub-op endpoint carrying the bytes and the version);
 //  - replicated pools: the bytes come from a member holding the newest version (a ReadRequest);
-//  - erasure-coded pools: with at least k shards of the newest version, the stale or missing
-//    shards are decoded from k of them (ISA-L, codec.h) and pushed. With fewer than k, the
+//  - erasure-coded pools: each copy is the shard it recorded when written (ObjectInfo::shard),
+//    which need not be its OSD's position now: marking an OSD out can move other OSDs of an
+//    indep rule to other positions (Ceph keeps the shard in the object's id for this). A
+//    position whose OSD does not hold its own shard of the newest version is stale. With at
+//    least k distinct shards of the newest version, wherever they are, each stale position
+//    gets its shard pushed, read from where it is or decoded from k of them (ISA-L, codec.h);
+//    a push replaces the other shard an OSD held. With fewer than k, the
 //    newest version cannot be rebuilt, so it was never acknowledged (an acknowledgement needs
 //    every shard durable): when no member holds an older version either, the write created
 //    the object and the object is removed from every member (a rollback: RemoveRequest); when

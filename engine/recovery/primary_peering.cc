@@ -25,10 +25,23 @@ void PrimaryPeering::start(TaskOptions task_options) {
       host_, self_ + ".peering", [this] { loop(); }, task_options);
 }
 
+namespace {
+
+// The PG's primary: the first OSD of its acting set (an erasure-coded PG's positions may be
+// empty, shard 0's included: Ceph makes the first OSD present the primary); -1 when none.
+int32_t primary_of(const std::vector<int32_t>& acting) {
+  for (int32_t d : acting) {
+    if (d != placement::kNoDevice) return d;
+  }
+  return -1;
+}
+
+}  // namespace
+
 bool PrimaryPeering::is_primary(uint32_t pg) const {
   std::vector<int32_t> acting;
   placement_.devices_of(pg, acting);
-  return !acting.empty() && acting[0] == options_.osd;
+  return primary_of(acting) == options_.osd;
 }
 
 bool PrimaryPeering::is_active(uint32_t pg) const {
@@ -70,7 +83,7 @@ std::vector<PgMembers> PrimaryPeering::inactive_pgs(std::vector<uint64_t>& inter
   for (uint32_t pg = 0; pg < peered_interval_.size(); ++pg) {
     acting.clear();
     placement_.devices_of(pg, acting);
-    if (acting.empty() || acting[0] != options_.osd) continue;
+    if (primary_of(acting) != options_.osd) continue;
     const uint64_t interval = placement_.interval_of(pg);
     {
       std::lock_guard<services::EnvMutex> lock(mu_);
@@ -127,11 +140,16 @@ bool PrimaryPeering::peer_inactive() {
     stats_.last_epoch = epoch;
   }
   if (options_.log) {
-    options_.log(self_ + ": epoch " + std::to_string(epoch) + ": peered " +
-                 std::to_string(pgs.size()) + " PGs (" + std::to_string(activated) + " active), " +
-                 std::to_string(r->objects) + " objects, " + std::to_string(r->stale_copies) +
-                 " stale copies, " + std::to_string(r->pushes) + " pushed (" +
-                 std::to_string(r->bytes_pushed) + " bytes)");
+    options_.log(
+        self_ + ": epoch " + std::to_string(epoch) + ": peered " + std::to_string(pgs.size()) +
+        " PGs (" + std::to_string(activated) + " active), " + std::to_string(r->objects) +
+        " objects, " + std::to_string(r->stale_copies) + " stale copies, " +
+        std::to_string(r->pushes) + " pushed (" + std::to_string(r->bytes_pushed) + " bytes)" +
+        (r->rolled_back > 0 ? ", " + std::to_string(r->rolled_back) + " rolled back"
+                            : std::string()) +
+        (r->unrecoverable.empty() ? std::string()
+                                  : ", " + std::to_string(r->unrecoverable.size()) +
+                                        " unrecoverable (the first: " + r->unrecoverable[0] + ")"));
   }
   return activated == pgs.size();
 }
@@ -142,7 +160,8 @@ void PrimaryPeering::loop() {
   double retry_at = 0;
   for (;;) {
     const uint32_t epoch = placement_.epoch();
-    if (epoch != seen_epoch || (!settled && env_.now_s() >= retry_at)) {
+    const bool ready = !options_.ready || options_.ready();
+    if (ready && (epoch != seen_epoch || (!settled && env_.now_s() >= retry_at))) {
       seen_epoch = epoch;
       settled = peer_inactive();
       if (!settled) retry_at = env_.now_s() + options_.retry_s;

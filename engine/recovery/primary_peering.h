@@ -3,12 +3,14 @@
 // recovery; docs.ceph.com dev/peering), as real mode's OSD daemons run it.
 //
 // It follows the OSD's MapPlacement (map_placement.h). A PG whose acting set puts this OSD
-// first is *inactive* here until this OSD has peered it in its current interval
-// (Placement::interval_of): recovery::peer (peering.h) scans every member of the acting set,
-// pushes the newest version of each object to the members that lack it or hold an older one
-// (this OSD included: a primary that restarted, or that the map just made primary, pulls what
-// it missed first). Then the PG is active. A peering that fails (a member that died and is not
-// yet marked down does not answer) is tried again every retry_s with the map of then.
+// first (the first position that is not empty: an erasure-coded PG may have lost shard 0's
+// OSD, and Ceph then makes the first OSD present its primary) is *inactive* here until this OSD has
+// peered it in its current interval (Placement::interval_of): recovery::peer (peering.h) scans
+// every member of the acting set, pushes the newest version of each object to the members that lack
+// it or hold an older one (this OSD included: a primary that restarted, or that the map just made
+// primary, pulls what it missed first). Then the PG is active. A peering that fails (a member that
+// died and is not yet marked down does not answer) is tried again every retry_s with the map of
+// then.
 //
 // await_active() is the OsdService's hook (OsdServiceOptions::await_active): a client's read or
 // write of a PG waits while the PG is inactive here, so no client ever reads a copy that missed
@@ -19,9 +21,8 @@
 // What this covers: an OSD marked down (its PGs peer among the others), back up (the returning
 // copies are brought current), marked out (the PGs CRUSH moves to another OSD are copied there
 // object by object: a backfill by pushes). What it does not: pg_temp (while a new member is
-// filled, the PG is inactive, where Ceph keeps serving from the old acting set), throttles and
-// priorities between recovery and client I/O (the simulator's RecoveryService has them), and
-// erasure-coded pools whose primary position is empty.
+// filled, the PG is inactive, where Ceph keeps serving from the old acting set), throttles
+// and priorities between recovery and client I/O (the simulator's RecoveryService has them).
 //
 // Thread-safety: its state is guarded by an EnvMutex; await_active() may be called from any
 // task of the OSD's host while the peering task runs. The placement must be the thread-safe
@@ -48,6 +49,13 @@ struct PrimaryPeeringOptions {
   double retry_s = 1;           // a failed peering is tried again after this long
   double poll_s = 0.05;         // how often the peering task looks for a new epoch
   double active_wait_s = 5;     // await_active's bound
+  // Peers only while this says so (null: always). Real mode's OSDs peer once the monitor has
+  // confirmed their map and it has them up: a restarted OSD holds the initial map (epoch 1,
+  // every OSD up) until its map client hears from the monitor, and peering with it would act
+  // as the primary of PGs another OSD serves now — rolling back that primary's writes in
+  // flight (a creation found on fewer than k shards) that it then acknowledges. Ceph's OSD
+  // likewise activates PGs only from a map in which the monitor has marked it up.
+  std::function<bool()> ready;
   // Each peering's outcome, one line (null: silent).
   std::function<void(const std::string&)> log;
 };

@@ -44,7 +44,7 @@ std::optional<DeviceExtent> ExtentBackend::streamable(std::string_view object, u
 }
 
 Status ExtentBackend::write(std::string_view object, uint64_t offset, const Payload& data,
-                            uint64_t logical_end, uint64_t /*version*/,
+                            uint64_t logical_end, uint64_t /*version*/, int32_t /*shard*/,
                             std::vector<DeviceExtent>* deferred) {
   if (writable_ == nullptr) return Status::invalid_argument("read-only: no writes accepted");
   const uint64_t length = data.size_bytes;
@@ -113,6 +113,9 @@ Result<ObjectInfo> StoreBackend::stat_of(store::DiskStore& store, std::string_vi
   if (Result<std::string> l = store.attr(object, kLogicalSizeAttr); l.ok()) {
     info.logical_bytes = parse_u64(*l);
   }
+  if (Result<std::string> s = store.attr(object, kShardAttr); s.ok()) {
+    info.shard = static_cast<int32_t>(parse_u64(*s));
+  }
   return info;
 }
 
@@ -138,7 +141,7 @@ Result<Payload> StoreBackend::read(std::string_view object, uint64_t offset, uin
 }
 
 Status StoreBackend::write(std::string_view object, uint64_t offset, const Payload& data,
-                           uint64_t logical_end, uint64_t version,
+                           uint64_t logical_end, uint64_t version, int32_t shard,
                            std::vector<DeviceExtent>* /*deferred*/) {
   if (!data.bytes) {
     return Status::invalid_argument("a write of " + std::to_string(data.size_bytes) + " bytes to " +
@@ -150,7 +153,8 @@ Status StoreBackend::write(std::string_view object, uint64_t offset, const Paylo
   std::unique_lock<EnvMutex> lock(mu_);
   wait_for_blocks(lock, object, first, last, /*all=*/false);
   Result<store::DiskStore::PreparedWrite> prepared = store_.prepare_write(
-      object, offset, data, options_for(store_, object, offset, data, logical_end, version, false));
+      object, offset, data,
+      options_for(store_, object, offset, data, logical_end, version, shard, false));
   if (!prepared.ok()) return prepared.status();
   const uint64_t id = ++next_write_id_;
   writing_[prepared->object].push_back(InFlight{first, last - first + 1, id});
@@ -160,7 +164,8 @@ Status StoreBackend::write(std::string_view object, uint64_t offset, const Paylo
   // In prepare order: the attributes from the object as the earlier writes left it.
   auto& queue = writing_.find(prepared->object)->second;
   while (queue.front().id != id) wait(lock);
-  prepared->attrs = options_for(store_, object, offset, data, logical_end, version, false).attrs;
+  prepared->attrs =
+      options_for(store_, object, offset, data, logical_end, version, shard, false).attrs;
   const Status committed = store_.commit_write(*prepared, written);
   queue.pop_front();
   if (queue.empty()) writing_.erase(prepared->object);
@@ -171,7 +176,8 @@ Status StoreBackend::write(std::string_view object, uint64_t offset, const Paylo
 
 store::WriteOptions StoreBackend::options_for(store::DiskStore& store, std::string_view object,
                                               uint64_t offset, const Payload& data,
-                                              uint64_t logical_end, uint64_t version, bool sync) {
+                                              uint64_t logical_end, uint64_t version, int32_t shard,
+                                              bool sync) {
   store::WriteOptions options;
   options.sync = sync;
   uint64_t logical = offset + data.size_bytes;
@@ -181,6 +187,7 @@ store::WriteOptions StoreBackend::options_for(store::DiskStore& store, std::stri
   logical = std::max(logical, logical_end);
   options.attrs.emplace_back(kLogicalSizeAttr, std::to_string(logical));
   if (version > 0) options.attrs.emplace_back(kVersionAttr, std::to_string(version));
+  if (shard >= 0) options.attrs.emplace_back(kShardAttr, std::to_string(shard));
   return options;
 }
 
@@ -234,9 +241,9 @@ void StoreBackend::wait_for_blocks(std::unique_lock<EnvMutex>& lock, std::string
 
 Status StoreBackend::write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
                               const Payload& data, uint64_t logical_end, uint64_t version,
-                              bool sync) {
+                              int32_t shard, bool sync) {
   return store.write(object, offset, data,
-                     options_for(store, object, offset, data, logical_end, version, sync));
+                     options_for(store, object, offset, data, logical_end, version, shard, sync));
 }
 
 Status StoreBackend::remove(std::string_view object) {

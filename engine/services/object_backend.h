@@ -16,6 +16,8 @@
 //    compares versions to find stale copies.
 //  - logical size: an erasure-coded shard holds 1/k of its object; the object's size as
 //    clients see it is kept on every shard.
+//  - shard: which shard of its object an erasure-coded shard is (CRUSH may later move the OSD
+//    to another position of the PG; the bytes it holds are still the old position's).
 //
 // Thread-safety: every method may be called from any task of the OSD's host; a backend
 // serialises what must be (the DiskStore is used by one task at a time, behind an EnvMutex).
@@ -58,10 +60,10 @@ class ObjectBackend {
                                                  uint64_t length) = 0;
   // Writes `data` at `offset` of `object` (creating or growing it) and makes it durable;
   // `logical_end` raises the client-visible size, `version` (> 0) becomes the object's
-  // version. Device writes that may follow the reply (behind a journal) are appended to
-  // `deferred`, for write_deferred().
+  // version, `shard` (>= 0: an erasure-coded shard) its shard index. Device writes that may
+  // follow the reply (behind a journal) are appended to `deferred`, for write_deferred().
   virtual Status write(std::string_view object, uint64_t offset, const Payload& data,
-                       uint64_t logical_end, uint64_t version,
+                       uint64_t logical_end, uint64_t version, int32_t shard,
                        std::vector<DeviceExtent>* deferred) = 0;
   virtual void write_deferred(const std::vector<DeviceExtent>& deferred) = 0;
   // Removes `object` (not_found if absent). invalid_argument where objects cannot be removed.
@@ -86,7 +88,7 @@ class ExtentBackend final : public ObjectBackend {
   std::optional<DeviceExtent> streamable(std::string_view object, uint64_t offset,
                                          uint64_t length) override;
   Status write(std::string_view object, uint64_t offset, const Payload& data, uint64_t logical_end,
-               uint64_t version, std::vector<DeviceExtent>* deferred) override;
+               uint64_t version, int32_t shard, std::vector<DeviceExtent>* deferred) override;
   void write_deferred(const std::vector<DeviceExtent>& deferred) override;
   Status remove(std::string_view object) override;
   Result<std::vector<ObjectListing>> list() override;
@@ -132,7 +134,7 @@ class StoreBackend final : public ObjectBackend {
     return std::nullopt;
   }
   Status write(std::string_view object, uint64_t offset, const Payload& data, uint64_t logical_end,
-               uint64_t version, std::vector<DeviceExtent>* deferred) override;
+               uint64_t version, int32_t shard, std::vector<DeviceExtent>* deferred) override;
   void write_deferred(const std::vector<DeviceExtent>&) override {}
   Status remove(std::string_view object) override;
   Result<std::vector<ObjectListing>> list() override;
@@ -141,22 +143,24 @@ class StoreBackend final : public ObjectBackend {
   // laying data out before the services start); durable at once with `sync`, else at the
   // store's next flush.
   static Status write_to(store::DiskStore& store, std::string_view object, uint64_t offset,
-                         const Payload& data, uint64_t logical_end, uint64_t version,
+                         const Payload& data, uint64_t logical_end, uint64_t version, int32_t shard,
                          bool sync = true);
 
-  // The object's size, version and client-visible size as `store` holds them (no lock: the
+  // The object's size, version, client-visible size and shard as `store` holds them (no lock: the
   // caller has the store to itself, or only reads its index between two of its operations).
   static Result<ObjectInfo> stat_of(store::DiskStore& store, std::string_view object);
 
   // Attribute keys.
   static constexpr const char* kVersionAttr = "v";
   static constexpr const char* kLogicalSizeAttr = "ls";
+  static constexpr const char* kShardAttr = "sh";
 
  private:
-  // The store options of a write: its attributes (the client-visible size, the version).
+  // The store options of a write: its attributes (the client-visible size, the version, the
+  // shard).
   static store::WriteOptions options_for(store::DiskStore& store, std::string_view object,
                                          uint64_t offset, const Payload& data, uint64_t logical_end,
-                                         uint64_t version, bool sync);
+                                         uint64_t version, int32_t shard, bool sync);
   // Under the lock: waits until the store's record `seq` is durable, flushing the device (lock
   // released meanwhile) when no other task is, else waiting for the one that is.
   Status durable(std::unique_lock<EnvMutex>& lock, uint64_t seq);

@@ -284,6 +284,14 @@ bool OsdService::fetch_shards(const std::string& object,
   if (!local.empty()) {
     Result<ObjectInfo> info = backend_->stat(object);
     for (size_t i : local) {
+      if (info.ok() && info->shard >= 0 && info->shard != extents[i].shard) {
+        out.failed[i] = true;  // another shard of the object (see handle_read)
+        if (out.error.empty()) {
+          out.error = options_.endpoint_name + ": holds shard " + std::to_string(info->shard) +
+                      " of " + object + ", not shard " + std::to_string(extents[i].shard);
+        }
+        continue;
+      }
       const uint64_t held = info.ok() ? info->size_bytes : 0;
       Result<Payload> d = read_own(object, extents[i].offset_bytes, extents[i].length_bytes, held);
       if (d.ok()) {
@@ -335,6 +343,7 @@ uint64_t OsdService::send_shard_read(const std::string& to, const std::string& o
   sub.reply_to = own.name();
   sub.sent_at_s = env_.now_s();
   sub.ec = ec;
+  sub.shard = extent.shard;
   env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), {}});
   return id;
 }
@@ -382,6 +391,12 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
   Result<ObjectInfo> object = backend_->stat(request.object);
   if (!object.ok() && !(shard_op && object.status().code() == Status::Code::kNotFound)) {
     return fail(ReplyError::kNotFound, "no object " + request.object);
+  }
+  if (shard_op && object.ok() && request.shard >= 0 && object->shard >= 0 &&
+      object->shard != request.shard) {
+    return fail(ReplyError::kNotFound, "holds shard " + std::to_string(object->shard) + " of " +
+                                           request.object + ", not shard " +
+                                           std::to_string(request.shard));
   }
   const uint64_t size = !object.ok() ? 0 : gather ? object->client_bytes() : object->size_bytes;
   if (!shard_op && (request.offset > size || request.length > size - request.offset)) {
@@ -544,9 +559,10 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     }
   };
 
-  // Sends a sub-write of `data` at `offset` to `to` and remembers its id.
+  // Sends a sub-write of `data` at `offset` to `to` (shard >= 0: that shard of an
+  // erasure-coded object) and remembers its id.
   std::set<uint64_t> waiting;
-  auto forward = [&](const std::string& to, uint64_t offset, Payload data, bool shard) {
+  auto forward = [&](const std::string& to, uint64_t offset, Payload data, int32_t shard) {
     WriteRequest sub;
     {
       std::lock_guard<EnvMutex> lock(mu_);
@@ -562,7 +578,8 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     sub.durable = request.durable;
     sub.interval = request.interval;
     sub.version = request.version;
-    if (shard) sub.ec = request.ec;
+    if (shard >= 0) sub.ec = request.ec;
+    sub.shard = shard;
     waiting.insert(sub.request_id);
     env_.send(host_, sub_op_endpoint(to), Message{std::move(sub), std::move(data)});
   };
@@ -584,11 +601,21 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     }
     return true;
   };
-  auto write_local = [&](uint64_t offset, const Payload& data,
+  auto write_local = [&](uint64_t offset, const Payload& data, int32_t shard,
                          std::vector<DeviceExtent>* deferred) {
+    // A shard write onto another shard of the object (CRUSH moved this OSD to another
+    // position since it was written): refused until peering replaces it (a push does).
+    if (shard >= 0 && !request.recovery_push) {
+      if (Result<ObjectInfo> held = backend_->stat(request.object);
+          held.ok() && held->shard >= 0 && held->shard != shard) {
+        return Status::invalid_argument("holds shard " + std::to_string(held->shard) + " of " +
+                                        request.object + ", not shard " + std::to_string(shard) +
+                                        ": peering must replace it first");
+      }
+    }
     count(&OsdStats::bytes_written, data.size_bytes);
-    Status s =
-        backend_->write(request.object, offset, data, logical_end, request.version, deferred);
+    Status s = backend_->write(request.object, offset, data, logical_end, request.version, shard,
+                               deferred);
     device_failed(s);
     return s;
   };
@@ -610,7 +637,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
   }
 
   // Replicated primary (or a leaf with no replicas).
-  for (const auto& to : request.replicas) forward(to, request.offset, payload, false);
+  for (const auto& to : request.replicas) forward(to, request.offset, payload, -1);
   if (!request.durable && options_.unstable != nullptr) {
     options_.unstable->begin(request.object);
     answer("", ReplyError::kNone);
@@ -618,7 +645,7 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     return;
   }
   std::vector<DeviceExtent> deferred;
-  Status s = write_local(request.offset, payload, &deferred);
+  Status s = write_local(request.offset, payload, request.shard, &deferred);
   if (!s.ok()) error = s.message();
   if (!collect(error)) return;
   if (stale()) return discard();
@@ -635,7 +662,7 @@ void OsdService::write_behind(const WriteRequest& request, const Payload& payloa
     std::vector<DeviceExtent> deferred;
     count(&OsdStats::bytes_written, payload.size_bytes);
     Status s = backend_->write(request.object, request.offset, payload, logical_end,
-                               request.version, &deferred);
+                               request.version, request.shard, &deferred);
     backend_->write_deferred(deferred);
     options_.unstable->end(request.object, s);  // a failure fails the COMMIT
   });
@@ -744,10 +771,10 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
     Payload p = Payload::of_size(e.length_bytes);
     if (data) p.bytes = coded[i].bytes;
     if (to == options_.endpoint_name) {
-      Status s = write_local(e.offset_bytes, p, deferred);
+      Status s = write_local(e.offset_bytes, p, e.shard, deferred);
       if (!s.ok() && error.empty()) error = s.message();
     } else {
-      forward(to, e.offset_bytes, std::move(p), /*shard=*/true);
+      forward(to, e.offset_bytes, std::move(p), e.shard);
     }
   }
   if (data) {
@@ -759,10 +786,10 @@ Status OsdService::write_coded(const WriteRequest& request, const Payload& paylo
       if (to.empty() || written[i]) continue;
       Payload none = Payload::of(Buffer::zeros(0));
       if (to == options_.endpoint_name) {
-        Status s = write_local(0, none, deferred);
+        Status s = write_local(0, none, i, deferred);
         if (!s.ok() && error.empty()) error = s.message();
       } else {
-        forward(to, 0, std::move(none), /*shard=*/true);
+        forward(to, 0, std::move(none), i);
       }
     }
   }

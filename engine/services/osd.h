@@ -226,10 +226,11 @@ class OsdService {
   // (write_local) and forwards the others' (forward). An error Status fails the write;
   // *unanswered: the op ends without a reply (receive gave up).
   using Receive = std::function<bool(Result<Message>&)>;
+  // (shard: the shard index a shard write stores; -1 for a replica's copy.)
   using Forward =
-      std::function<void(const std::string& to, uint64_t offset, Payload data, bool shard)>;
-  using WriteLocal =
-      std::function<Status(uint64_t offset, const Payload& data, std::vector<DeviceExtent>*)>;
+      std::function<void(const std::string& to, uint64_t offset, Payload data, int32_t shard)>;
+  using WriteLocal = std::function<Status(uint64_t offset, const Payload& data, int32_t shard,
+                                          std::vector<DeviceExtent>*)>;
   Status write_coded(const WriteRequest& request, const Payload& payload, Endpoint& own,
                      const Receive& receive, const Forward& forward, const WriteLocal& write_local,
                      std::vector<DeviceExtent>* deferred, bool* unanswered, std::string& error);

@@ -1,10 +1,14 @@
 // granary real up|run|verify|down end to end, as a user runs it: a cluster of three storage
-// hosts (granary-osd each, a 3x pool), a monitor host and a client host, in network namespaces
-// on a bridge with tc tbf shaping when this runs as root with `ip netns`, else on loopback (the
-// test says which). A small unet3d read storm and a checkpoint, each with osd.1 killed (SIGKILL)
-// while it runs: every read compared byte for byte, the scenario's expectations hold, `verify`
-// reads everything back with osd.1 still down, `down` leaves no process, namespace or folder.
-// And the refusals: a scenario real mode cannot run, `run` with no cluster up, `up` twice.
+// hosts (granary-osd each), a monitor host and a client host, in network namespaces on a bridge
+// with tc tbf shaping when this runs as root with `ip netns`, else on loopback (the test says
+// which). A small unet3d read storm on a 3x pool through a failure timeline injected for real
+// (osd.1's drive fails: the daemon SIGKILLed, its drive file gone; host 2 cut off, by its link
+// or, on loopback, SIGSTOP, and healed; host 0's link shaped 4x slower; osd.1 on a new drive,
+// backfilled), and a checkpoint on an erasure-coded 2+1 pool with osd.1 killed (SIGKILL) while
+// it writes: every read compared byte for byte, the scenario's expectations hold, `verify`
+// reads everything back (the checkpoint's with osd.1 still down: decoded), `down` leaves no
+// process, namespace or folder. And the refusals: a scenario real mode cannot run, `run` with
+// no cluster up, `up` twice.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,19 +66,26 @@ std::string processes_naming(const std::string& what) {
   return found;
 }
 
-std::string scenario(const std::string& name, const std::string& dir, const std::string& hosts,
-                     const std::string& workload, const std::string& expect) {
+// A scenario of three storage hosts (one OSD each), a client host with two accelerators and a
+// monitor: `pool` is the rados section's redundancy, `failures` the timeline.
+std::string scenario(
+    const std::string& name, const std::string& dir, const std::string& hosts,
+    const std::string& workload, const std::string& expect,
+    const std::string& pool = R"("replicas": 3)",
+    const std::string& failures = R"({"at_s": 0.5, "kind": "osd_crash", "osd": 1})") {
   return R"({"granary": 1, "name": ")" + name + R"(", "seed": 11,
   "cluster": {
     "clients": {"count": 1, "accelerator": "a100", "accelerators_per_node": 2,
                 "nic": {"profile": "connectx6-200g"}},
     "storage": {"count": 3, "drive": {"profile": "samsung-pm9a3-7.68tb", "count": 1},
                 "nic": {"profile": "connectx4lx-25g"}}},
-  "storage": {"design": "rados", "rados": {"pg_num": 32, "replicas": 3, "object_size_mib": 1,
+  "storage": {"design": "rados", "rados": {"pg_num": 32, )" +
+         pool + R"(, "object_size_mib": 1,
     "recovery": {"heartbeat_interval_s": 0.5, "heartbeat_grace_s": 1.5, "down_out_interval_s": 0}}},
   "workloads": [)" +
          workload + R"(],
-  "failures": [{"at_s": 0.5, "kind": "osd_crash", "osd": 1}],
+  "failures": [)" +
+         failures + R"(],
   "real": {"hosts": ")" +
          hosts + R"(", "drive_mib": 96, "dir": ")" + dir + R"("})" +
          (expect.empty() ? "" : R"(, "expect": [)" + expect + "]") + "}";
@@ -137,8 +148,15 @@ class RealCli : public ::testing::Test {
   std::vector<std::string> made_;
 };
 
-TEST_F(RealCli, AReadStormWithAnOsdKilledHalfwayLosesAndCorruptsNothing) {
+TEST_F(RealCli, AReadStormThroughDriveHostAndLinkFailuresLosesAndCorruptsNothing) {
   const std::string dir = tmp_ + "/storm";
+  const bool ns = hosts_ == "namespaces";
+  const std::string failures =
+      std::string(R"({"at_s": 0.3, "kind": "drive_failure", "osd": 1},
+                  {"at_s": 0.8, "kind": "partition", "hosts": [2]},
+                  {"at_s": 1.3, "kind": "heal", "hosts": [2]},)") +
+      (ns ? R"({"at_s": 1.6, "kind": "nic_degraded", "host": 0, "factor": 4},)" : "") +
+      R"({"at_s": 2.0, "kind": "drive_replace", "osd": 1})";
   const std::string path =
       write("storm.json",
             scenario("real-storm", dir, hosts_,
@@ -147,30 +165,33 @@ TEST_F(RealCli, AReadStormWithAnOsdKilledHalfwayLosesAndCorruptsNothing) {
                    "compute_s_per_step": 0.1})",
                      R"({"metric": "carry_data.mismatches", "equals": 0},
                   {"metric": "carry_data.reads_verified", "equals": 48},
-                  {"metric": "summary.accelerator_utilization.mean", "at_least": 0.05})"));
+                  {"metric": "summary.accelerator_utilization.mean", "at_least": 0.05})",
+                     R"("replicas": 3)", failures));
   const nlohmann::json r = up_run_verify_down(path, dir, 24);
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["mode"], "real");
   EXPECT_EQ(r["real"]["hosts"], hosts_);
   EXPECT_EQ(r["summary"]["files_read"], 48);
-  ASSERT_EQ(r["failures"].size(), 1u);
-  EXPECT_EQ(r["failures"][0]["kind"], "osd_crash");
-  EXPECT_EQ(r["failures"][0]["injected"], true);
-  EXPECT_EQ(r["failures"][0]["ok"], true);
-  // The crash came while the loaders read: their run outlasted it.
+  ASSERT_EQ(r["failures"].size(), ns ? 5u : 4u);
+  std::string kinds;
+  for (const auto& f : r["failures"]) {
+    EXPECT_EQ(f["injected"], true) << f.dump();
+    EXPECT_EQ(f["ok"], true) << f.dump();
+    kinds += " " + f["kind"].get<std::string>();
+  }
+  EXPECT_EQ(r["failures"][1]["hosts"], nlohmann::json::array({2}));
+  // The last event came while the loaders read: their run outlasted it.
   EXPECT_GT(r["summary"]["run_seconds"].get<double>(),
-            r["failures"][0]["injected_at_s"].get<double>());
+            r["failures"].back()["injected_at_s"].get<double>());
   for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
-  std::printf(
-      "read storm, osd.1 killed at %.2f s: AU %.3f over %.2f s, read p50 %.1f ms, max "
-      "%.1f ms\n",
-      r["failures"][0]["injected_at_s"].get<double>(),
-      r["summary"]["accelerator_utilization"]["mean"].get<double>(),
-      r["summary"]["run_seconds"].get<double>(), r["latency_ms"]["read"]["p50"].get<double>(),
-      r["latency_ms"]["read"]["max"].get<double>());
+  std::printf("read storm through%s: AU %.3f over %.2f s, read p50 %.1f ms, max %.1f ms\n",
+              kinds.c_str(), r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+              r["summary"]["run_seconds"].get<double>(),
+              r["latency_ms"]["read"]["p50"].get<double>(),
+              r["latency_ms"]["read"]["max"].get<double>());
 }
 
-TEST_F(RealCli, ACheckpointWithAnOsdKilledWhileWritingIsReadBackWhole) {
+TEST_F(RealCli, ACheckpointOnAnErasureCodedPoolWithAnOsdKilledWhileWritingIsReadBackWhole) {
   const std::string dir = tmp_ + "/ckpt";
   const std::string path =
       write("ckpt.json", scenario("real-ckpt", dir, hosts_,
@@ -179,16 +200,18 @@ TEST_F(RealCli, ACheckpointWithAnOsdKilledWhileWritingIsReadBackWhole) {
                    "read_back": true, "fsync": true})",
                                   R"({"metric": "carry_data.files_written", "equals": 4},
                   {"metric": "carry_data.reads_verified", "equals": 4},
-                  {"metric": "carry_data.mismatches", "equals": 0})"));
+                  {"metric": "carry_data.mismatches", "equals": 0})",
+                                  R"("erasure": {"k": 2, "m": 1})",
+                                  R"({"at_s": 0.15, "kind": "osd_crash", "osd": 1})"));
   const nlohmann::json r = up_run_verify_down(path, dir, 4);
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["summary"]["workload"], "checkpoint");
   ASSERT_EQ(r["failures"].size(), 1u);
   for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
-  std::printf("checkpoint, osd.1 killed at %.2f s: write %.2f s, read %.2f s per checkpoint\n",
-              r["failures"][0]["injected_at_s"].get<double>(),
-              r["summary"]["write_seconds"].get<double>(),
-              r["summary"]["read_seconds"].get<double>());
+  std::printf(
+      "checkpoint on EC 2+1, osd.1 killed at %.2f s: write %.2f s, read %.2f s per checkpoint\n",
+      r["failures"][0]["injected_at_s"].get<double>(), r["summary"]["write_seconds"].get<double>(),
+      r["summary"]["read_seconds"].get<double>());
 }
 
 TEST_F(RealCli, WhatItCannotRunIsRefused) {
@@ -202,6 +225,26 @@ TEST_F(RealCli, WhatItCannotRunIsRefused) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("two.json: cluster.storage.drive.count: real mode runs one OSD per "
                        "storage server"),
+            std::string::npos)
+      << r.err;
+  r = granary(
+      "real up " +
+      write("slow.json", scenario("real-slow", dir, "loopback", workload, "", R"("replicas": 3)",
+                                  R"({"at_s": 1, "kind": "slow_drive", "osd": 0,
+                                              "factor": 3})")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("slow.json: failures: real mode injects osd_crash, osd_restart, host_down, "
+                       "host_restart, drive_failure, drive_replace, partition, heal, nic_down, "
+                       "nic_up and nic_degraded, found slow_drive"),
+            std::string::npos)
+      << r.err;
+  r = granary("real up " +
+              write("shaped.json",
+                    scenario("real-shaped", dir, "loopback", workload, "", R"("replicas": 3)",
+                             R"({"at_s": 1, "kind": "nic_degraded", "host": 0,
+                                                "factor": 3})")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("shaped.json: failures: nic_degraded needs real.hosts \"namespaces\""),
             std::string::npos)
       << r.err;
   const std::string ok = write("ok.json", scenario("real-ok", dir, "loopback", workload, ""));

@@ -195,8 +195,15 @@ TEST_F(Bench, ScenariosItCannotRunAreRefusedNamingTheKey) {
   EXPECT_NE(err.find("pfs.json: storage.design"), std::string::npos) << err;
   const std::string two = write_scenario("two.json", with(R"("replicas": 3)", R"("replicas": 2)"));
   EXPECT_EQ(bench("run", two, &r, &err), 2);
-  EXPECT_NE(err.find("two.json: storage.rados: replicas 2 and pg_num 32 must be the cluster "
-                     "file's pool's (3 and 32)"),
+  EXPECT_NE(err.find("two.json: storage.rados: replicas 2, pg_num 32: must be the cluster "
+                     "file's pool (replicas 3, pg_num 32)"),
+            std::string::npos)
+      << err;
+  const std::string coded =
+      write_scenario("coded.json", with(R"("replicas": 3)", R"("erasure": {"k": 2, "m": 1})"));
+  EXPECT_EQ(bench("run", coded, &r, &err), 2);
+  EXPECT_NE(err.find("coded.json: storage.rados: erasure k 2 m 1, pg_num 32: must be the "
+                     "cluster file's pool (replicas 3, pg_num 32)"),
             std::string::npos)
       << err;
   const std::string failing = write_scenario(

@@ -38,6 +38,24 @@ ClusterConfig sample() {
   return c;
 }
 
+// An edit of a good cluster file (the first `from` replaced by `to`) and the one-line error it
+// must get.
+struct Refusal {
+  std::string from, to, error;
+};
+
+void expect_refusals(const std::string& good, const std::vector<Refusal>& refusals) {
+  for (const Refusal& r : refusals) {
+    std::string text = good;
+    const size_t at = text.find(r.from);
+    ASSERT_NE(at, std::string::npos) << r.from;
+    text.replace(at, r.from.size(), r.to);
+    auto parsed = parse_cluster_config(text, "cluster.json");
+    ASSERT_FALSE(parsed.ok()) << r.to;
+    EXPECT_EQ(parsed.status().message(), r.error);
+  }
+}
+
 TEST(ClusterConfig, RoundTripsThroughItsJson) {
   const ClusterConfig c = sample();
   auto back = parse_cluster_config(cluster_config_json(c), "cluster.json");
@@ -69,10 +87,7 @@ TEST(ClusterConfig, RoundTripsThroughItsJson) {
 // Each case: a change to the sample's JSON, and the one line it must give.
 TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
   const std::string good = cluster_config_json(sample());
-  struct Case {
-    std::string from, to, error;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Refusal> cases = {
       {"\"version\": 1", "\"version\": 2",
        "cluster.json: /version: expected an integer in 1..1, found 2"},
       {"\"host\": 1", "\"host\": 7",
@@ -99,21 +114,76 @@ TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
       {"\"heartbeat_grace_s\": 2.0", "\"heartbeat_grace_s\": \"2\"",
        "cluster.json: /monitor/heartbeat_grace_s: expected a number in 0.01..3600, found \"2\""},
   };
-  for (const Case& c : cases) {
-    std::string text = good;
-    const size_t at = text.find(c.from);
-    ASSERT_NE(at, std::string::npos) << c.from;
-    text.replace(at, c.from.size(), c.to);
-    auto parsed = parse_cluster_config(text, "cluster.json");
-    ASSERT_FALSE(parsed.ok()) << c.to;
-    EXPECT_EQ(parsed.status().message(), c.error);
-  }
+  expect_refusals(good, cases);
   auto not_json = parse_cluster_config("{\"version\": ", "cluster.json");
   ASSERT_FALSE(not_json.ok());
   EXPECT_EQ(not_json.status().message().rfind("cluster.json: not JSON: ", 0), 0u);
   auto missing = load_cluster_config("/nonexistent/cluster.json");
   EXPECT_EQ(missing.status().message(),
             "/nonexistent/cluster.json: cannot open the cluster configuration");
+}
+
+// An erasure-coded pool: round-trips; its map places k + m shards positionally on distinct
+// hosts (rule erasure_host); bad codes get one line naming the path.
+TEST(ClusterConfig, ErasureCodedPool) {
+  ClusterConfig c = sample();
+  c.hosts.insert(c.hosts.begin() + 2,
+                 {{"storage2", "127.0.0.1:40004", 4}, {"storage3", "127.0.0.1:40005", 4}});
+  c.osds.push_back({2, 2, "/tmp/osd.2.img", 64ull << 20, 32});
+  c.osds.push_back({3, 3, "/tmp/osd.3.img", 64ull << 20, 32});
+  c.names = {{"c2", 4}};
+  c.monitor->host = 4;
+  c.replicas = 0;
+  c.ec = {2, 1, 8192};
+  const std::string text = cluster_config_json(c);
+  auto back = parse_cluster_config(text, "cluster.json");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(cluster_config_json(*back), text);
+  EXPECT_EQ(back->ec.k, 2);
+  EXPECT_EQ(back->ec.m, 1);
+  EXPECT_EQ(back->ec.stripe_unit_bytes, 8192u);
+  EXPECT_EQ(back->replicas, 0);
+  auto map = back->osd_map();
+  ASSERT_TRUE(map.ok()) << map.status().to_string();
+  const cluster::Pool* pool = map->pool(kClusterPoolId);
+  ASSERT_NE(pool, nullptr);
+  EXPECT_TRUE(pool->spec.erasure);
+  EXPECT_EQ(pool->spec.size, 3);
+  EXPECT_EQ(pool->redundancy.data_chunks, 2);
+  auto placement = map->pool_placement(kClusterPoolId);
+  ASSERT_TRUE(placement.ok());
+  std::vector<int32_t> d;
+  for (const char* name : {"a", "b/c", "checkpoint.17"}) {
+    placement->devices_of(placement->group_of(name), d);
+    ASSERT_EQ(d.size(), 3u);
+    EXPECT_TRUE(d[0] != d[1] && d[1] != d[2] && d[0] != d[2]);  // one shard per host
+  }
+  // One OSD down: its position stays, empty (indep), the others keep theirs.
+  cluster::Incremental down;
+  down.mark_down = {d[0]};
+  ASSERT_TRUE(map->apply(down).ok());
+  auto degraded = map->pool_placement(kClusterPoolId);
+  ASSERT_TRUE(degraded.ok());
+  std::vector<int32_t> after;
+  degraded->devices_of(degraded->group_of("checkpoint.17"), after);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[0], placement::kNoDevice);
+  EXPECT_EQ(after[1], d[1]);
+  EXPECT_EQ(after[2], d[2]);
+
+  const std::vector<Refusal> cases = {
+      {"\"k\": 2", "\"k\": 4",
+       "cluster.json: /pool/erasure: k + m = 5 shards go to as many distinct hosts, found 4 "
+       "hosts with OSDs"},
+      {"\"m\": 1", "\"m\": 0",
+       "cluster.json: /pool/erasure/m: expected an integer in 1..32, found 0"},
+      {"\"stripe_unit_bytes\": 8192", "\"stripe_unit_bytes\": 6000",
+       "cluster.json: /pool/erasure/stripe_unit_bytes: expected a multiple of 4096, found 6000"},
+      {"\"pg_num\"", "\"replicas\": 2,\n    \"pg_num\"",
+       "cluster.json: /pool: expected \"replicas\" or \"erasure\", found both"},
+      {"\"stripe_unit_bytes\"", "\"w\"", "cluster.json: /pool/erasure/w: unknown key"},
+  };
+  expect_refusals(text, cases);
 }
 
 // Runs `binary` with `args`: its exit status and what it said.

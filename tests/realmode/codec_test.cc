@@ -33,7 +33,7 @@ std::shared_ptr<const cluster::OsdMap> sample_map() {
 // One body of each type, every field away from its default.
 std::vector<MessageBody> samples() {
   ReadRequest read{
-      7, "rbd_data.1.0000", 4096, 8192, "client.3", 1.5, {4, 2, 65536}, {"osd.1", "", "osd.4"}};
+      7, "rbd_data.1.0000", 4096, 8192, "client.3", 1.5, {4, 2, 65536}, {"osd.1", "", "osd.4"}, 5};
   ReadReply read_reply{7, false, "no such object", ReplyError::kNotFound, 0, 1.5, 9};
   MetadataRequest meta{8, MetadataOp::kClose, "/data/file-01.npz", 1234, "client.3", 2.5};
   MetadataReply meta_reply{8, true, "", ReplyError::kNone, 1234, 2.5};
@@ -51,10 +51,11 @@ std::vector<MessageBody> samples() {
   write.interval = 11;
   write.recovery_push = true;
   write.version = 42;
+  write.shard = 3;
   WriteReply write_reply{9, false, "disk full", ReplyError::kInvalid, 0, 3.25};
   CommitRequest commit{10, "ckpt.0007", "client.0", 4.0};
   ScanRequest scan{11, 17, true, "osd.3"};
-  ScanReply scan_reply{11, true, "", {{"a", {10, 40, 2}}, {"b", {0, 0, 0}}}};
+  ScanReply scan_reply{11, true, "", {{"a", {10, 40, 2, 4}}, {"b", {0, 0, 0, -1}}}};
   RemoveRequest remove{12, "a", "osd.1"};
   Heartbeat beat{5, 6.5, 0x0123456789abcdefULL};
   RecoveryPush push{13, 21, 3, 8192, 4096, "recovery.1"};
@@ -63,7 +64,7 @@ std::vector<MessageBody> samples() {
   RecoveryReadReply rread_reply{14, true, "", 65536};
   ReserveRequest reserve{15, ReserveOp::kRelease, -3, "op.15", "reserver.0"};
   ReserveGrant grant{15};
-  MapSubscribe subscribe{"osd.4", 12};
+  MapSubscribe subscribe{"osd.4", 12, true};
   MapUpdate update;
   update.first_epoch = 3;
   auto inc = std::make_shared<cluster::Incremental>();
@@ -114,6 +115,7 @@ TEST(Codec, EveryTypeRoundTrips) {
   EXPECT_EQ(read.ec.k, 4);
   EXPECT_EQ(read.shards, (std::vector<std::string>{"osd.1", "", "osd.4"}));
   EXPECT_EQ(read.sent_at_s, 1.5);
+  EXPECT_EQ(read.shard, 5);
   const auto reply = std::get<ReadReply>(*decode_body(1, encode_body(all[1])));
   EXPECT_EQ(reply.error_code, ReplyError::kNotFound);
   EXPECT_FALSE(reply.ok);
@@ -123,6 +125,8 @@ TEST(Codec, EveryTypeRoundTrips) {
   const auto scan = std::get<ScanReply>(*decode_body(9, encode_body(all[9])));
   ASSERT_EQ(scan.objects.size(), 2u);
   EXPECT_EQ(scan.objects[0].info.logical_bytes, 40u);
+  EXPECT_EQ(scan.objects[0].info.shard, 4);
+  EXPECT_EQ(scan.objects[1].info.shard, -1);
   const auto reserve = std::get<ReserveRequest>(*decode_body(16, encode_body(all[16])));
   EXPECT_EQ(reserve.priority, -3);
   EXPECT_EQ(reserve.op, ReserveOp::kRelease);
@@ -168,6 +172,7 @@ TEST(Codec, AMessageTravelsInOneFrameWithItsPayload) {
   Result<Message> back = decode_message(*f);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(std::get<WriteRequest>(back->body).version, 42u);
+  EXPECT_EQ(std::get<WriteRequest>(back->body).shard, 3);
   ASSERT_EQ(back->payload.size_bytes, 22u);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(back->payload.bytes.data()), 22),
             "the bytes of the write");

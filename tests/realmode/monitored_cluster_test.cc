@@ -1,10 +1,14 @@
 // A real-mode cluster with a monitor, as processes on loopback: granary-mon and four
-// granary-osd daemons (one per storage host, a 3x pool placed by CRUSH on distinct hosts), and a
-// client in this process following the monitor's maps. Two readers check objects written
-// before, two writers write new ones, all the time:
+// granary-osd daemons (one per storage host), and a client in this process following the
+// monitor's maps. It runs twice: with a 3x replicated pool (copies on distinct hosts) and with
+// an erasure-coded 2+1 pool (each object's stripes split into 2 data and 1 parity chunk, the
+// three shards on distinct hosts; a read the primary gathers, rebuilding a missing shard's
+// chunks from the other two; peering decodes what a shard missed). Two readers check objects
+// written before, two writers write new ones, all the time:
 //  1. osd.1 is killed with SIGKILL mid-I/O. The monitor marks it down once its heartbeats stop
 //     (interval + grace); the PGs it served peer among the others and I/O goes on through the
-//     new primaries, with no read failing and no read returning other bytes.
+//     new primaries (erasure-coded: degraded, its shard's position empty), with no read
+//     failing and no read returning other bytes.
 //  2. osd.1 restarts on its drive (journal replay). The monitor sees a new incarnation (or a
 //     heartbeat from a down OSD) and marks it up; the PGs it is in start a new interval, their
 //     primaries peer them and push what it missed while away; client I/O to a PG waits until
@@ -13,7 +17,8 @@
 //     down_out_interval_s: CRUSH gives its PGs to the remaining OSDs, whose primaries copy the
 //     objects to the new members (a backfill by pushes).
 // Then every acknowledged write reads back exactly as written, a deep scrub of every PG's acting
-// set finds no bad and no stale copy, and the daemons still up stop cleanly on SIGTERM.
+// set finds no bad and no stale copy (erasure-coded: every shard present, its parity the
+// encoding of its data), and the daemons still up stop cleanly on SIGTERM.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -62,14 +67,26 @@ struct Tally {
 
 struct Workload;
 
-class MonitoredCluster : public ::testing::Test {
+// The pool a run places with.
+struct Pool {
+  const char* name;
+  int replicas;      // 0: erasure-coded
+  ErasureCoding ec;  // k = 0: replicated
+};
+
+class MonitoredCluster : public ::testing::TestWithParam<Pool> {
  protected:
   void SetUp() override {
     dir_ = test::loopback_cluster({"storage0", "storage1", "storage2", "storage3", "mon", "client"},
                                   kOsds, &config_);
     ASSERT_FALSE(dir_.empty());
     config_.names = {{"c3", kClientHost}, {"scrub", kClientHost}};
-    config_.replicas = 3;
+    // The writers write for the whole run (some 20-45 MB of objects in its 20 s), which
+    // the three OSDs left after osd.2 goes out hold 3x replicated with room to spare (a full
+    // drive fails the pushes that would recover onto it, and the PGs then stay inactive).
+    for (ClusterOsd& o : config_.osds) o.drive_bytes = 192ull << 20;
+    config_.replicas = GetParam().replicas;
+    config_.ec = GetParam().ec;
     config_.monitor = ClusterMonitor{kMonHost, 0.5, 1.5, 3};
     const std::string path = dir_ + "/cluster.json";
     std::ofstream(path) << cluster_config_json(config_);
@@ -126,7 +143,7 @@ struct Workload {
   void writer(int w) {
     Random rng(w + 1);
     for (int i = 0; !stop.load(); ++i) {
-      const size_t n = 1 + rng.uniform(i % 5 == 0 ? 200'000 : 20'000);
+      const size_t n = 1 + rng.uniform(i % 5 == 0 ? 100'000 : 10'000);
       MutableBuffer b = env.allocate(n);
       for (auto& x : b) x = static_cast<std::byte>(rng.next_u64());
       const std::string name = "w/" + std::to_string(w) + "." + std::to_string(i);
@@ -237,13 +254,22 @@ void MonitoredCluster::verify(ClusterProcess& p, Workload& w, Tally& tally,
         ADD_FAILURE() << "acknowledged " << name << ": " << rd.status().to_string();
       } else if (got != data.bytes) {
         ++corrupted;
-        ADD_FAILURE() << "acknowledged " << name << " reads other bytes";
+        size_t at = 0;
+        const size_t n = std::min(got.size(), data.bytes.size());
+        while (at < n && got.data()[at] == data.bytes.data()[at]) ++at;
+        size_t last = n;
+        while (last > at && got.data()[last - 1] != data.bytes.data()[last - 1]) --last;
+        ADD_FAILURE() << "acknowledged " << name << " (pg "
+                      << p.placement().group_of(name + ".0000000000000000")
+                      << ") reads other bytes: " << got.size() << " read, " << data.size_bytes
+                      << " written, first difference at " << at << ", same again from " << last;
       }
     }
     recovery::PeeringOptions o;
     o.reply_endpoint = "scrub.r";
     o.deep = true;
     o.timeout_s = 10;
+    o.ec = config_.ec;
     placement::Placement* placement = &p.placement();
     o.pg_of = [placement](const std::string& n) { return placement->group_of(n); };
     auto s = recovery::peer(p.env(), kClientHost, recovery::pg_members(*placement), o);
@@ -259,7 +285,7 @@ void MonitoredCluster::verify(ClusterProcess& p, Workload& w, Tally& tally,
   EXPECT_EQ(scrubbed->stale_copies, 0u);
 }
 
-TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecovered) {
+TEST_P(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecovered) {
   mon_->start();
   ASSERT_TRUE(mon_->wait_serving()) << logs();
   for (auto& d : osds_) d->start({"--mkfs"});
@@ -288,16 +314,23 @@ TEST_F(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
   const uint64_t pushed = pushes_logged();
   EXPECT_GT(pushed, 0u) << "peering pushed the copies osd.1 missed and the PGs osd.2 left";
   std::printf(
-      "osd.1 killed at %zu acknowledged writes, back, osd.2 killed and out; %zu acknowledged, "
+      "%s: osd.1 killed at %zu acknowledged writes, back, osd.2 killed and out; %zu acknowledged, "
       "%zu not; %llu reads, %llu failed; peering pushed %llu copies; epoch %u; scrub read "
       "%llu copies\n",
-      acked_at_kill, tally.acked.size(), tally.unacked.size(),
+      GetParam().name, acked_at_kill, tally.acked.size(), tally.unacked.size(),
       static_cast<unsigned long long>(tally.reads),
       static_cast<unsigned long long>(tally.read_errors), static_cast<unsigned long long>(pushed),
       p.map_client()->epoch(), static_cast<unsigned long long>(scrubbed.scrubbed_copies));
   for (int i : {0, 1, 3}) EXPECT_EQ(osds_[static_cast<size_t>(i)]->kill_now(SIGTERM), 0) << logs();
   EXPECT_EQ(mon_->kill_now(SIGTERM), 0) << logs();
 }
+
+INSTANTIATE_TEST_SUITE_P(Pools, MonitoredCluster,
+                         ::testing::Values(Pool{"Replicated3", 3, {}},
+                                           Pool{"Erasure2Plus1", 0, {2, 1, 4096}}),
+                         [](const ::testing::TestParamInfo<Pool>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace granary::realmode

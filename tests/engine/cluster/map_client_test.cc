@@ -62,6 +62,45 @@ std::vector<uint32_t> epochs_from(uint32_t first, uint32_t last) {
   return v;
 }
 
+// confirmed(): a client that asks for confirmation hears from the monitor even when its map is
+// current; one that does not hears nothing until the next epoch. A client that starts behind
+// (a restarted process holding the initial map) is confirmed once it has applied what it missed,
+// not before.
+TEST(MapClient, ConfirmationTellsWhenTheMapHeldIsTheMonitors) {
+  World w(2);
+  w.maps[0] = std::make_unique<MapClient>(
+      w.env, w.hosts[0], test::make_map(4, 2, 32),
+      MapClientOptions{.endpoint_name = "node.0.map", .renew_interval_s = 0, .confirm = true});
+  // A late client (a restarted process) that starts from epoch 1 while the monitor is at 3.
+  MapClient late(
+      w.env, w.hosts[1], test::make_map(4, 2, 32),
+      MapClientOptions{.endpoint_name = "late.map", .renew_interval_s = 0, .confirm = true});
+  late.subscribe([](const OsdMap&) {});
+  w.start_clients();
+  bool current_confirmed = false, current_unasked = true, unasked_after_epochs = false;
+  bool late_confirmed_at_start = true;
+  uint32_t epoch_when_confirmed = 0;
+  w.drive([&] {
+    w.env.sleep_s(0.5);
+    current_confirmed = w.maps[0]->confirmed();
+    current_unasked = w.maps[1]->confirmed();
+    w.change({1});
+    w.change({2});
+    w.env.sleep_s(0.5);
+    unasked_after_epochs = w.maps[1]->confirmed();  // the epochs that came confirmed it
+    late.start();
+    late_confirmed_at_start = late.confirmed();
+    while (!late.confirmed()) w.env.sleep_s(0.001);
+    epoch_when_confirmed = late.epoch();
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  EXPECT_TRUE(current_confirmed);
+  EXPECT_FALSE(current_unasked);
+  EXPECT_TRUE(unasked_after_epochs);
+  EXPECT_FALSE(late_confirmed_at_start);
+  EXPECT_EQ(epoch_when_confirmed, 3u);
+}
+
 // Every subscriber ends on the monitor's epoch, having applied each epoch once, in order, and
 // holds the same map (up sets and pg_temp) as the monitor.
 TEST(MapClient, SubscribersConvergeOnTheMonitorsEpoch) {

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "tests/engine/e2e/bytes_cluster.h"
+#include "tests/engine/placement/forwarding_placement.h"
 
 namespace granary::e2e {
 namespace {
@@ -234,6 +235,81 @@ TEST(Scrub, FlippedBitsInDataParityAndMetadataAreFoundAndRepaired) {
   EXPECT_EQ(r2.scrub_errors + e2.scrub_errors, 0u);
   EXPECT_EQ(r2.stale_copies + e2.stale_copies, 0u);
   EXPECT_EQ(r2.pushes + e2.pushes, 0u);
+}
+
+// The erasure-coded pool's positions as they were, each OSD moved one position on (as an OSD
+// marked out can reshuffle the positions of an indep rule): every OSD now holds another shard
+// than its position's.
+class Rotated final : public placement::test::ForwardingPlacement {
+ public:
+  explicit Rotated(placement::Placement& inner) : ForwardingPlacement(inner) {}
+  std::string describe() const override { return "rotated " + inner().describe(); }
+  void devices_of(uint32_t group, std::vector<int32_t>& out) override {
+    std::vector<int32_t> was;
+    inner().devices_of(group, was);
+    out.assign(was.size(), placement::kNoDevice);
+    for (size_t i = 0; i < was.size(); ++i) out[(i + 1) % was.size()] = was[i];
+  }
+};
+
+// Shards whose OSDs CRUSH moved to other positions: each keeps the shard it was written as
+// (ObjectInfo::shard), so no read takes it for its new position's (a read that finds fewer
+// than k shards where they belong fails instead of returning other bytes), and peering pushes
+// every position its own shard, rebuilt from where the shards are; then every object reads
+// back exactly and a deep scrub finds nothing to repair.
+TEST(ErasureCoded, ShardsMovedToOtherPositionsAreNeverReadAsTheirNewPositionsAndArePeeredBack) {
+  BytesCluster c(7);
+  c.format();
+  Random rng(7);
+  std::map<std::string, Payload> objects;
+  for (int i = 0; i < 12; ++i) {
+    objects["e/" + std::to_string(i)] = random_payload(rng, 1 + rng.uniform(60000));
+  }
+  Rotated rotated(c.ring6);
+  services::RadosBackend r;
+  r.placement = &rotated;
+  r.ec = kEc;
+  r.op_timeout_s = 3;
+  services::StorageClient moved(c.env, c.client_host, r,
+                                services::StorageClientOptions{.name = "moved"});
+  int read_before = 0, wrong_before = 0;
+  recovery::PeeringReport peered{}, scrubbed{};
+  c.env.spawn(c.client_host, "run", [&] {
+    c.start_services();
+    for (const auto& [name, data] : objects) {
+      ASSERT_TRUE(c.coded->write_file(name, data).ok()) << name;
+    }
+    Buffer got;
+    for (const auto& [name, data] : objects) {
+      if (!moved.read_file(name, data.size_bytes, &got).ok()) continue;
+      ++read_before;
+      if (got != data.bytes) ++wrong_before;
+    }
+    recovery::PeeringOptions o;
+    o.reply_endpoint = "peer.moved";
+    o.timeout_s = 10;
+    o.ec = kEc;
+    o.pg_of = [&](const std::string& n) { return rotated.group_of(n); };
+    auto p = recovery::peer(c.env, c.client_host, recovery::pg_members(rotated), o);
+    ASSERT_TRUE(p.ok()) << p.status().to_string();
+    peered = *p;
+    for (const auto& [name, data] : objects) {
+      Result<services::FileRead> rd = moved.read_file(name, data.size_bytes, &got);
+      ASSERT_TRUE(rd.ok()) << name << ": " << rd.status().to_string();
+      EXPECT_TRUE(got == data.bytes) << name;
+    }
+    o.deep = true;
+    auto s = recovery::peer(c.env, c.client_host, recovery::pg_members(rotated), o);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    scrubbed = *s;
+  });
+  ASSERT_TRUE(c.env.run().ok());
+  EXPECT_EQ(wrong_before, 0) << "a moved shard was read as its new position's";
+  EXPECT_EQ(read_before, 0) << "no position holds its own shard before peering";
+  EXPECT_EQ(peered.stale_copies, 6 * objects.size());
+  EXPECT_EQ(peered.pushes, 6 * objects.size());
+  EXPECT_EQ(scrubbed.scrub_errors + scrubbed.stale_copies + scrubbed.pushes, 0u);
+  EXPECT_EQ(scrubbed.scrubbed_copies, 6 * objects.size());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "engine/services/mds.h"
+#include "tests/engine/placement/forwarding_placement.h"
 #include "tests/engine/services/service_world.h"
 
 namespace granary::services {
@@ -17,34 +18,27 @@ using test::kMiB;
 
 // A placement that reports one device as gone (kNoDevice in its position), as an
 // erasure-coded pool does while an OSD is down.
-class MaskedPlacement final : public placement::Placement {
+class MaskedPlacement final : public placement::test::ForwardingPlacement {
  public:
-  MaskedPlacement(placement::Placement& inner, int32_t gone) : inner_(inner), gone_(gone) {}
-  std::string describe() const override { return inner_.describe(); }
-  uint32_t num_groups() const override { return inner_.num_groups(); }
-  uint32_t group_of(std::string_view name) const override { return inner_.group_of(name); }
+  MaskedPlacement(placement::Placement& inner, int32_t gone)
+      : ForwardingPlacement(inner), gone_(gone) {}
   void devices_of(uint32_t group, std::vector<int32_t>& out) override {
-    inner_.devices_of(group, out);
+    inner().devices_of(group, out);
     for (int32_t& d : out) {
       if (d == gone_) d = placement::kNoDevice;
     }
   }
-  int replicas() const override { return inner_.replicas(); }
-  int32_t device_id_bound() const override { return inner_.device_id_bound(); }
-  std::vector<double> target_shares() const override { return inner_.target_shares(); }
-  int64_t failure_domain(int32_t d) const override { return inner_.failure_domain(d); }
 
  private:
-  placement::Placement& inner_;
   int32_t gone_;
 };
 
 // A placement that follows a cluster map in a test: drop(osd) takes the OSD out of every group
 // (as the monitor marking it down does) and moves each group that held it to a new interval.
-class ChangingPlacement final : public placement::Placement {
+class ChangingPlacement final : public placement::test::ForwardingPlacement {
  public:
   explicit ChangingPlacement(placement::Placement& inner)
-      : inner_(inner), intervals_(inner.num_groups(), 1) {}
+      : ForwardingPlacement(inner), intervals_(inner.num_groups(), 1) {}
   void drop(int32_t osd) {
     std::vector<int32_t> devices;
     for (uint32_t g = 0; g < num_groups(); ++g) {
@@ -57,22 +51,14 @@ class ChangingPlacement final : public placement::Placement {
     std::erase(gone_, osd);
     for (uint32_t g = 0; g < num_groups(); ++g) ++intervals_[g];
   }
-  std::string describe() const override { return inner_.describe(); }
-  uint32_t num_groups() const override { return inner_.num_groups(); }
-  uint32_t group_of(std::string_view name) const override { return inner_.group_of(name); }
   void devices_of(uint32_t group, std::vector<int32_t>& out) override {
-    inner_.devices_of(group, out);
+    inner().devices_of(group, out);
     std::erase_if(
         out, [&](int32_t d) { return std::find(gone_.begin(), gone_.end(), d) != gone_.end(); });
   }
-  int replicas() const override { return inner_.replicas(); }
-  int32_t device_id_bound() const override { return inner_.device_id_bound(); }
-  std::vector<double> target_shares() const override { return inner_.target_shares(); }
-  int64_t failure_domain(int32_t d) const override { return inner_.failure_domain(d); }
   uint64_t interval_of(uint32_t group) const override { return intervals_[group]; }
 
  private:
-  placement::Placement& inner_;
   std::vector<uint64_t> intervals_;
   std::vector<int32_t> gone_;
 };

@@ -521,12 +521,12 @@ TEST(StoreBackend, ConcurrentWritesShareFlushesAndNoneLosesAnothersBytes) {
       for (int j = 0; j < kRounds; ++j) {
         const std::string name = "t" + std::to_string(t) + "." + std::to_string(j);
         std::vector<std::byte> data = random_bytes(rng, 1 + rng.uniform(30000));
-        if (!backend->write(name, 0, payload_of(data), 0, 1, nullptr).ok()) ++failed;
+        if (!backend->write(name, 0, payload_of(data), 0, 1, -1, nullptr).ok()) ++failed;
         expect[name] = std::move(data);
         // 100 bytes of its own in block j % 3 of "shared".
         const uint64_t at = (j % 3) * 4096 + t * 100;
         const std::vector<std::byte> mine(100, static_cast<std::byte>(16 * t + j));
-        if (!backend->write("shared", at, payload_of(mine), 0, 1, nullptr).ok()) ++failed;
+        if (!backend->write("shared", at, payload_of(mine), 0, 1, -1, nullptr).ok()) ++failed;
         std::copy(mine.begin(), mine.end(), shared.begin() + static_cast<ptrdiff_t>(at));
       }
     });
