@@ -45,6 +45,7 @@ enum class ReplyError : uint8_t {
   kNotFound,    // no such object or file
   kOutOfRange,  // the range goes past the end of the object
   kInvalid,     // a request that makes no sense in the server's state (close of a closed file)
+  kIoError,     // the server could not make the change durable (its store failed)
 };
 
 // The erasure code of an object's pool, as far as a request needs it (k = 0: not coded).
@@ -108,6 +109,11 @@ struct MetadataReply {
   ReplyError error_code = ReplyError::kNone;
   uint64_t size_bytes = 0;  // the file's size (open, stat)
   double sent_at_s = 0;
+  // The file's layout (open, create, stat) from an MDS that allocates layouts (Lustre's LOV
+  // EA): the stripe size and the OST of each stripe index. stripe_size_bytes 0: this MDS
+  // serves no layouts (the client knows them: services::PfsBackend::layouts).
+  uint64_t stripe_size_bytes = 0;
+  std::vector<uint32_t> ost_indices;
 };
 
 // ---- object writes (client -> primary OSD [-> replicas or shards] -> client)

@@ -52,8 +52,14 @@ struct Counts {
 };
 
 // The client side of one process: its storage clients' backend, over the cluster's pool with
-// the scenario's object size and windows.
-services::RadosBackend backend_of(ClusterProcess& process, const BenchPlan& plan) {
+// the scenario's object size and windows, or its pfs with the scenario's RPC size and window.
+services::StorageBackend backend_of(ClusterProcess& process, const BenchPlan& plan) {
+  if (process.config().pfs) {
+    services::PfsBackend b = process.pfs_backend();
+    b.max_request_bytes = plan.plan.storage.request_bytes;
+    b.window_requests = plan.plan.storage.inflight_requests;
+    return b;
+  }
   services::RadosBackend b = process.rados_backend();
   auto layout = layout::RbdLayout::create(plan.plan.storage.layout);
   GRANARY_CHECK(layout.ok());  // plan_bench checked it
@@ -232,6 +238,7 @@ Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& 
           Buffer data;
           auto r = client.read_file(f.path, f.size_bytes, &data);
           s = r.ok() ? counts.verify(plan.content_seed, f, data.span()) : r.status();
+          if (Status closed = client.close_file(f.path); s.ok()) s = closed;  // pfs: the handle
         }
         if (!s.ok()) counts.fail(s);
         std::lock_guard lock(times_mu);
@@ -272,19 +279,40 @@ Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& 
   return report;
 }
 
-}  // namespace
-
-Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConfig& config) {
-  Result<models::Scenario> loaded = models::load_scenario(scenario_path);
-  if (!loaded.ok()) return loaded.status();
-  models::Scenario s = std::move(loaded).value();
-  const std::string& f = scenario_path;
+// The scenario's design against the cluster file's: a rados pool with the same redundancy and
+// pg_num, or a pfs with the same striping and one MDS.
+Status check_design(const models::Scenario& s, const ClusterConfig& config) {
   auto refuse = [&](const std::string& key, const std::string& why) {
-    return Status::invalid_argument(f + ": " + key + ": " + why);
+    return Status::invalid_argument(s.source_path + ": " + key + ": " + why);
   };
+  if (config.pfs) {
+    if (s.storage.design != models::StorageDesign::kPfs) {
+      return refuse("storage.design",
+                    "the cluster file is a pfs (granary-mds and OSTs): the scenario must be "
+                    "design 'pfs'");
+    }
+    const models::PfsSpec& f = s.storage.pfs;
+    auto describe = [](int count, uint64_t size) {
+      return "stripe_count " + std::to_string(count) + ", stripe_size " + std::to_string(size);
+    };
+    if (f.stripe_count != config.pfs->stripe_count ||
+        f.stripe_size_bytes != config.pfs->stripe_size_bytes) {
+      return refuse("storage.pfs",
+                    describe(f.stripe_count, f.stripe_size_bytes) +
+                        ": must be the cluster file's (" +
+                        describe(config.pfs->stripe_count, config.pfs->stripe_size_bytes) +
+                        "): granary-mds lays files out by it");
+    }
+    if (f.mds_count != 1) {
+      return refuse("storage.pfs.mds_count",
+                    "a real pfs runs one granary-mds, found " + std::to_string(f.mds_count));
+    }
+    return Status::ok_status();
+  }
   if (s.storage.design != models::StorageDesign::kRados) {
     return refuse("storage.design",
-                  "granary-bench runs design 'rados' against granary-osd daemons, found another");
+                  "the cluster file is a RADOS pool (granary-osd daemons): the scenario must be "
+                  "design 'rados'");
   }
   const models::RadosSpec& r = s.storage.rados;
   auto describe = [](int replicas, int k, int m, uint32_t pg_num) {
@@ -300,6 +328,20 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                       describe(config.replicas, config.ec.k, config.ec.m, config.pg_num) +
                       "): the daemons place by that pool");
   }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConfig& config) {
+  Result<models::Scenario> loaded = models::load_scenario(scenario_path);
+  if (!loaded.ok()) return loaded.status();
+  models::Scenario s = std::move(loaded).value();
+  const std::string& f = scenario_path;
+  auto refuse = [&](const std::string& key, const std::string& why) {
+    return Status::invalid_argument(f + ": " + key + ": " + why);
+  };
+  if (Status c = check_design(s, config); !c.ok()) return c;
   if (models::has_failures(s)) {
     return refuse("failures",
                   "granary-bench runs the workload only; a failure timeline is injected by "
@@ -319,7 +361,8 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "a checkpoint or block I/O beside the training read is not run "
                   "by granary-bench yet");
   }
-  if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->storage.layout); !l.ok()) {
+  if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->storage.layout);
+      !config.pfs && !l.ok()) {
     return refuse("storage.rados.object_size_mib", l.status().message());
   }
   BenchPlan b;
@@ -377,6 +420,9 @@ Result<nlohmann::json> bench_verify(ClusterProcess& process, const BenchPlan& pl
                              auto r = client.read_file(f.path, f.size_bytes, &data);
                              if (!r.ok()) {
                                return Status::io_error(f.path + ": " + r.status().to_string());
+                             }
+                             if (Status closed = client.close_file(f.path); !closed.ok()) {
+                               return closed;  // pfs: the handle the read opened
                              }
                              return counts.verify(plan.content_seed, f, data.span());
                            });

@@ -137,6 +137,40 @@ void parse_pool(Reader& r, const json& pool, ClusterConfig& c) {
   }
 }
 
+// "pfs": the OSDs serve as OSTs, a metadata server on its host keeps the namespace on its
+// drive (its MDT) and allocates each new file's layout.
+void parse_pfs(Reader& r, const json& pfs, ClusterConfig& c) {
+  const std::string p = "/pfs";
+  check_keys(r, pfs, p, {"mds", "stripe_size_bytes", "stripe_count"});
+  ClusterPfs out;
+  if (const json* m = r.field(pfs, p, "mds", true); m != nullptr) {
+    check_keys(r, *m, p + "/mds", {"host", "drive", "drive_bytes"});
+    out.mds_host = static_cast<int32_t>(
+        r.integer(*m, p + "/mds", "host", true, 0, static_cast<int64_t>(c.hosts.size()) - 1, 0));
+    out.mdt_drive = r.string(*m, p + "/mds", "drive", true);
+    out.mdt_drive_bytes = static_cast<uint64_t>(
+        r.integer(*m, p + "/mds", "drive_bytes", true, 16 << 20, int64_t{100} << 40, 16 << 20));
+    if (r.ok() && out.mdt_drive_bytes % 4096 != 0) {
+      r.fail(p + "/mds/drive_bytes",
+             "expected a multiple of 4096, found " + std::to_string(out.mdt_drive_bytes));
+    }
+  }
+  out.stripe_size_bytes = static_cast<uint64_t>(
+      r.integer(pfs, p, "stripe_size_bytes", false, 65536, (int64_t{4} << 30) - 65536, 1 << 20));
+  if (r.ok() && out.stripe_size_bytes % 65536 != 0) {
+    r.fail(p + "/stripe_size_bytes", "expected a multiple of 65536 (Lustre's), found " +
+                                         std::to_string(out.stripe_size_bytes));
+  }
+  const auto osts = static_cast<int64_t>(c.osds.size());
+  out.stripe_count = static_cast<int32_t>(r.integer(pfs, p, "stripe_count", false, -1, osts, 1));
+  if (r.ok() && out.stripe_count == 0) {
+    r.fail(p + "/stripe_count",
+           "expected 1.." + std::to_string(osts) + " or -1 (every OST), found 0");
+  }
+  c.pfs = out;
+  c.replicas = 0;
+}
+
 }  // namespace
 
 std::vector<std::string> ClusterConfig::addresses() const {
@@ -146,6 +180,7 @@ std::vector<std::string> ClusterConfig::addresses() const {
 }
 
 Result<cluster::OsdMap> ClusterConfig::osd_map() const {
+  if (pfs) return Status::invalid_argument("a pfs cluster has no cluster map (no pool)");
   std::vector<crush::GeneratedHost> buckets;
   for (size_t h = 0; h < hosts.size(); ++h) {
     crush::GeneratedHost b{hosts[h].name, {}};
@@ -185,9 +220,9 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
   }
   Reader r(path);
   ClusterConfig c;
-  check_keys(
-      r, j, "",
-      {"version", "provider", "key_file", "hosts", "osds", "names", "pool", "monitor", "timeouts"});
+  check_keys(r, j, "",
+             {"version", "provider", "key_file", "hosts", "osds", "names", "pool", "pfs", "monitor",
+              "timeouts"});
   if (r.integer(j, "", "version", true, 1, 1, 1) != 1) return r.status();
   c.provider = r.string(j, "", "provider", false, c.provider);
   c.key_file = r.string(j, "", "key_file", true);
@@ -249,7 +284,16 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
       }
     }
   }
-  if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) parse_pool(r, *pool, c);
+  if (const json* pfs = r.field(j, "", "pfs", false); pfs != nullptr) {
+    if (j.contains("pool")) r.fail("", "expected \"pool\" (RADOS) or \"pfs\", found both");
+    if (j.contains("monitor")) {
+      r.fail("/monitor",
+             "a pfs cluster has no monitor (its OSTs do not replicate: nothing to map)");
+    }
+    parse_pfs(r, *pfs, c);
+  } else if (const json* pool = r.field(j, "", "pool", true); pool != nullptr) {
+    parse_pool(r, *pool, c);
+  }
   if (const json* m = r.field(j, "", "monitor", false); m != nullptr) {
     check_keys(r, *m, "/monitor",
                {"host", "heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s"});
@@ -302,7 +346,14 @@ std::string cluster_config_json(const ClusterConfig& c) {
   }
   j["names"] = json::object();
   for (const auto& [n, h] : c.names) j["names"][n] = h;
-  if (c.ec.k > 0) {
+  if (c.pfs) {
+    j["pfs"] = {{"mds",
+                 {{"host", c.pfs->mds_host},
+                  {"drive", c.pfs->mdt_drive},
+                  {"drive_bytes", c.pfs->mdt_drive_bytes}}},
+                {"stripe_size_bytes", c.pfs->stripe_size_bytes},
+                {"stripe_count", c.pfs->stripe_count}};
+  } else if (c.ec.k > 0) {
     j["pool"] = {
         {"erasure", {{"k", c.ec.k}, {"m", c.ec.m}, {"stripe_unit_bytes", c.ec.stripe_unit_bytes}}},
         {"pg_num", c.pg_num}};

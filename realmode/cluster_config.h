@@ -12,6 +12,9 @@
 //    "pool": {"replicas": 3, "pg_num": 32},
 //      (or an erasure-coded pool: "pool": {"erasure": {"k": 4, "m": 2, "stripe_unit_bytes": 4096},
 //       "pg_num": 32})
+//      (or, in place of "pool", a Lustre-style file system: "pfs": {"mds": {"host": 3,
+//       "drive": "/var/lib/granary/mdt.img", "drive_bytes": 67108864},
+//       "stripe_size_bytes": 1048576, "stripe_count": 2})
 //    "monitor": {"host": 3, "heartbeat_interval_s": 1, "heartbeat_grace_s": 3,
 //                "down_out_interval_s": 30},
 //    "timeouts": {"op_s": 5, "sub_op_s": 5, "handshake_s": 5}}
@@ -27,6 +30,12 @@
 // one data chunk of a stripe: Ceph's osd_pool_erasure_code_stripe_unit, 4 KiB by default) is
 // a multiple of the stores' 4 KiB block. An object's primary is the first OSD of its group's
 // acting set that is not empty (Ceph's choice for an erasure-coded PG whose shard 0 has no OSD).
+// A pfs cluster has no pool and no monitor: OSD i serves as OST i ("ost.<i>", no replication,
+// as a Lustre OST relies on the RAID beneath it), and granary-mds ("mds.0" on pfs.mds.host)
+// keeps the namespace on its drive (its MDT) and gives each new file a layout of stripe_count
+// OSTs (-1: every OST) of stripe_size_bytes (a multiple of 64 KiB), chosen as Lustre's
+// allocator does (engine/layout/lustre.h); clients learn a file's layout when they open or
+// create it. An OST or the MDS down: requests to it fail after op_s.
 // With a monitor (granary-mon on its host, "mon.0"), OSDs send it heartbeats, it marks a silent
 // one down and, after down_out_interval_s (0: never), out; every process follows its epochs,
 // and each OSD peers the PGs it is primary of on each new interval
@@ -73,6 +82,14 @@ struct ClusterMonitor {
   double down_out_interval_s = 30;  // down this long: out (0: never)
 };
 
+struct ClusterPfs {
+  int32_t mds_host = 0;
+  std::string mdt_drive;  // the MDS's drive (a block device or a file)
+  uint64_t mdt_drive_bytes = 0;
+  uint64_t stripe_size_bytes = 1 << 20;
+  int32_t stripe_count = 1;  // -1: every OST
+};
+
 // The pool's id in the cluster map, and the monitor's endpoint.
 inline constexpr int64_t kClusterPoolId = 1;
 inline constexpr const char* kMonitorEndpoint = "mon.0";
@@ -87,13 +104,15 @@ struct ClusterConfig {
   ErasureCoding ec;                      // an erasure-coded pool's code (k = 0: replicated)
   uint32_t pg_num = 32;
   std::optional<ClusterMonitor> monitor;
+  std::optional<ClusterPfs> pfs;   // a pfs cluster (no pool, no monitor)
   double op_timeout_s = 5;         // timeouts/op_s
   double sub_op_timeout_s = 5;     // timeouts/sub_op_s
   double handshake_timeout_s = 5;  // timeouts/handshake_s
 
   // The hosts table for the transport.
   std::vector<std::string> addresses() const;
-  // The cluster map of epoch 1: every OSD up and in (identical in every process).
+  // The cluster map of epoch 1: every OSD up and in (identical in every process). A pfs
+  // cluster has none (InvalidArgument).
   Result<cluster::OsdMap> osd_map() const;
 };
 

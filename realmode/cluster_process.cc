@@ -13,11 +13,18 @@
 #include "engine/cluster/monitor.h"
 #include "engine/recovery/primary_peering.h"
 #include "engine/services/file_mapping.h"
+#include "engine/services/mds.h"
+#include "engine/services/mds_store.h"
 #include "engine/services/osd.h"
 #include "engine/store/disk_store.h"
 #include "realmode/uring_device.h"
 
 namespace granary::realmode {
+
+std::string osd_endpoint(const ClusterConfig& config, int32_t osd) {
+  return config.pfs ? services::ost_endpoint_name(static_cast<uint32_t>(osd))
+                    : services::osd_endpoint_name(osd);
+}
 
 Result<std::unique_ptr<Transport>> open_attached_transport(RealEnv& env, TransportOptions options) {
   options.pool = env.pool();
@@ -42,12 +49,14 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
   std::unique_ptr<ClusterProcess> p(new ClusterProcess(config, host));
   Result<ClusterKey> key = ClusterKey::load(config.key_file);
   if (!key.ok()) return key.status();
-  Result<cluster::OsdMap> map = config.osd_map();
-  if (!map.ok()) return map.status();
-  p->initial_map_ = std::make_unique<cluster::OsdMap>(std::move(map).value());
-  Result<placement::CrushPool> pool = p->initial_map_->pool_placement(kClusterPoolId);
-  if (!pool.ok()) return pool.status();
-  p->static_pool_ = std::make_unique<placement::CrushPool>(std::move(pool).value());
+  if (!config.pfs) {
+    Result<cluster::OsdMap> map = config.osd_map();
+    if (!map.ok()) return map.status();
+    p->initial_map_ = std::make_unique<cluster::OsdMap>(std::move(map).value());
+    Result<placement::CrushPool> pool = p->initial_map_->pool_placement(kClusterPoolId);
+    if (!pool.ok()) return pool.status();
+    p->static_pool_ = std::make_unique<placement::CrushPool>(std::move(pool).value());
+  }
   p->env_ = std::make_unique<RealEnv>(seed);
   for (size_t i = 0; i < config.hosts.size(); ++i) {
     RealHostOptions o;
@@ -57,7 +66,8 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
     Result<HostId> added = p->env_->add_host(o);
     if (!added.ok()) return added.status();
   }
-  for (const ClusterOsd& o : config.osds) p->env_->place(services::osd_endpoint_name(o.id), o.host);
+  for (const ClusterOsd& o : config.osds) p->env_->place(osd_endpoint(config, o.id), o.host);
+  if (config.pfs) p->env_->place(services::mds_endpoint_name(0), config.pfs->mds_host);
   for (const auto& [name, h] : config.names) p->env_->place(name, h);
   if (config.monitor) p->env_->place(kMonitorEndpoint, config.monitor->host);
   TransportOptions t;
@@ -96,6 +106,13 @@ Status ClusterProcess::follow_maps(const std::string& endpoint_name) {
   return Status();
 }
 
+services::PfsBackend ClusterProcess::pfs_backend() const {
+  services::PfsBackend b;  // layouts from the MDS
+  b.mds_endpoint = services::mds_endpoint_name(0);
+  b.op_timeout_s = config_.op_timeout_s;
+  return b;
+}
+
 services::RadosBackend ClusterProcess::rados_backend() {
   services::RadosBackend b;
   b.placement = &placement();
@@ -112,6 +129,7 @@ services::RadosBackend ClusterProcess::rados_backend() {
 
 placement::Placement& ClusterProcess::placement() {
   if (map_placement_) return *map_placement_;
+  GRANARY_CHECK(static_pool_ != nullptr);  // not a pfs cluster
   return *static_pool_;
 }
 
@@ -120,6 +138,30 @@ std::function<uint32_t()> ClusterProcess::map_epoch() {
   cluster::MapClient* client = map_client_.get();
   return [client] { return client->epoch(); };
 }
+
+namespace {
+
+// A daemon's drive (device 0 of its Env) and the store on it: formatted first when `mkfs`,
+// then mounted (the journal replayed).
+Result<std::unique_ptr<store::DiskStore>> open_store(
+    ClusterProcess& p, const UringDeviceOptions& d, bool mkfs, const std::string& name,
+    const std::function<void(const std::string&)>& log) {
+  Result<std::unique_ptr<UringDevice>> device = UringDevice::open(d);
+  if (!device.ok()) return device.status();
+  if (Result<DeviceId> added = p.env().add_device(std::move(device).value()); !added.ok()) {
+    return added.status();
+  }
+  Device& drive = p.env().device(0);
+  if (mkfs) {
+    if (Status s = store::DiskStore::format(drive); !s.ok()) return s;
+    log(name + ": formatted " + d.path);
+  }
+  Result<std::unique_ptr<store::DiskStore>> store = store::DiskStore::mount(drive);
+  if (!store.ok()) log(name + ": mounting " + d.path + " failed");
+  return store;
+}
+
+}  // namespace
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options) {
   auto log = options.log ? options.log : [](const std::string& line) {
@@ -130,7 +172,7 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
                                     std::to_string(config.osds.size()) + " OSDs");
   }
   const ClusterOsd& me = config.osds[static_cast<size_t>(osd)];
-  const std::string name = services::osd_endpoint_name(me.id);
+  const std::string name = osd_endpoint(config, me.id);
   Result<std::unique_ptr<ClusterProcess>> opened =
       ClusterProcess::open(config, me.host, 1000 + osd);
   if (!opened.ok()) return opened.status();
@@ -166,21 +208,9 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
       ::raise(SIGKILL);
     };
   }
-  Result<std::unique_ptr<UringDevice>> device = UringDevice::open(d);
-  if (!device.ok()) return device.status();
-  if (Result<DeviceId> added = p.env().add_device(std::move(device).value()); !added.ok()) {
-    return added.status();
-  }
+  Result<std::unique_ptr<store::DiskStore>> store = open_store(p, d, options.mkfs, name, log);
+  if (!store.ok()) return store.status();
   Device& drive = p.env().device(0);
-  if (options.mkfs) {
-    if (Status s = store::DiskStore::format(drive); !s.ok()) return s;
-    log(name + ": formatted " + me.drive);
-  }
-  Result<std::unique_ptr<store::DiskStore>> store = store::DiskStore::mount(drive);
-  if (!store.ok()) {
-    log(name + ": mounting " + me.drive + " failed");
-    return store.status();
-  }
   {
     const auto [offset, bytes] = (*store)->journal_region();
     journal->store(offset << 32 | bytes / 1024);
@@ -235,7 +265,8 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
     while (!(options.stop && options.stop())) p.env().sleep_s(0.1);
   });
   log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address +
-      (config.monitor ? " (following the monitor's maps)" : ""));
+      (config.monitor ? " (following the monitor's maps)" : "") +
+      (config.pfs ? " (an OST of the pfs)" : ""));
   Status result = p.env().run();
   log(name + ": stopped");
   return result;
@@ -281,6 +312,63 @@ Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& optio
       " OSDs");
   Status result = p.env().run();
   log(std::string(kMonitorEndpoint) + ": stopped");
+  return result;
+}
+
+Status run_mds_daemon(const ClusterConfig& config, const MdsDaemonOptions& options) {
+  auto log = options.log ? options.log : [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  if (!config.pfs)
+    return Status::invalid_argument("the cluster configuration has no \"pfs\" section");
+  const ClusterPfs& pfs = *config.pfs;
+  const std::string name = services::mds_endpoint_name(0);
+  Result<std::unique_ptr<ClusterProcess>> opened = ClusterProcess::open(config, pfs.mds_host, 998);
+  if (!opened.ok()) return opened.status();
+  ClusterProcess& p = **opened;
+  UringDeviceOptions d;
+  d.id = 0;
+  d.host = pfs.mds_host;
+  d.path = pfs.mdt_drive;
+  d.capacity_bytes = pfs.mdt_drive_bytes;
+  Result<std::unique_ptr<store::DiskStore>> store = open_store(p, d, options.mkfs, name, log);
+  if (!store.ok()) return store.status();
+  services::DiskNamespaceStore ns(**store);
+  Result<services::MdsNamespace> files = ns.load();
+  if (!files.ok()) return files.status();
+  log(name + ": mounted " + pfs.mdt_drive + ", " +
+      std::to_string((*store)->mount_report().records_replayed) + " journal records replayed, " +
+      std::to_string(files->size()) + " files");
+  // Every OSD is an OST of the pool, index = its id, served by its host (the OSS).
+  std::vector<layout::Ost> osts;
+  for (const ClusterOsd& o : config.osds) {
+    osts.push_back({static_cast<uint32_t>(o.id), static_cast<uint32_t>(o.host), o.drive_bytes,
+                    o.drive_bytes, layout::OstState::kActive});
+  }
+  Result<layout::OstAllocator> allocator = layout::OstAllocator::create(std::move(osts), {});
+  if (!allocator.ok()) return allocator.status();
+  services::MetadataServiceOptions o;
+  o.endpoint_name = name;
+  o.parallel_ops = options.worker_tasks;
+  o.allocator = &*allocator;
+  o.layout_spec.stripe_size_bytes = pfs.stripe_size_bytes;
+  o.layout_spec.stripe_count = pfs.stripe_count == -1 ? layout::kStripeCountAll : pfs.stripe_count;
+  // A fresh file system draws the same layouts every time; a restarted one goes on differently.
+  o.layout_seed = 1 + files->size();
+  o.store = &ns;
+  services::MetadataService mds(p.env(), pfs.mds_host, std::move(files).value(), o);
+  mds.start();
+  p.env().spawn(pfs.mds_host, name + ".main", [&] {
+    while (!(options.stop && options.stop())) p.env().sleep_s(0.1);
+  });
+  log(name + ": serving at " + config.hosts[static_cast<size_t>(pfs.mds_host)].address + ", " +
+      std::to_string(config.osds.size()) + " OSTs, stripe count " +
+      std::to_string(pfs.stripe_count) + ", stripe size " + std::to_string(pfs.stripe_size_bytes) +
+      " bytes");
+  Status result = p.env().run();
+  const services::MdsStats st = mds.stats();
+  log(name + ": stopped after " + std::to_string(st.opens) + " opens and creates, " +
+      std::to_string(st.closes) + " closes, " + std::to_string(st.errors) + " errors");
   return result;
 }
 

@@ -18,6 +18,13 @@
 // host, starting from the map of epoch 1, logging every epoch it makes. Its map lives in memory
 // (a restarted monitor starts again from epoch 1; Ceph's monitors keep theirs in a Paxos store).
 //
+// run_mds_daemon is granary-mds (a pfs cluster): the MetadataService (engine/services/mds.h)
+// on the MDS's host as "mds.0", its namespace on its drive (DiskNamespaceStore on a DiskStore,
+// formatted with --mkfs, else mounted and replayed), allocating each new file's layout over the
+// OSTs (every OSD of the file, OST index = OSD id) with Lustre's allocator. A create or a close
+// that sets a size is acknowledged once its record is durable, so a kill -9 loses no file a
+// client was told exists. Open handles are not kept: a client's close after a restart fails.
+//
 // Thread-safety: as RealEnv.
 #pragma once
 
@@ -35,6 +42,9 @@
 
 namespace granary::realmode {
 
+// OSD `osd`'s endpoint: "osd.<id>", or "ost.<id>" in a pfs cluster.
+std::string osd_endpoint(const ClusterConfig& config, int32_t osd);
+
 // Opens the transport `options` describe for `env`'s process: messages it receives are
 // delivered into `env` (deliver_from_network), bulk receives draw from env's buffer pool, and
 // env sends to other hosts through it (attach_transport). It must be destroyed before `env`.
@@ -50,7 +60,7 @@ class ClusterProcess {
   Transport& transport() { return *transport_; }
   const ClusterConfig& config() const { return config_; }
   HostId host() const { return host_; }
-  // The cluster map of epoch 1.
+  // The cluster map of epoch 1 (not for a pfs cluster).
   const cluster::OsdMap& initial_map() const { return *initial_map_; }
 
   // A cluster with a monitor: this process's map client (endpoint `endpoint_name`, under one of
@@ -68,6 +78,9 @@ class ClusterProcess {
   // request waits before it fails (no monitor) or is sent again (with one: after a new map,
   // within resend_check_s; under the same map, after op_s).
   services::RadosBackend rados_backend();
+  // A pfs cluster's client view: layouts from "mds.0", op_s as the time a metadata operation
+  // or a data request waits before it fails.
+  services::PfsBackend pfs_backend() const;
 
  private:
   ClusterProcess(ClusterConfig config, HostId host) : config_(std::move(config)), host_(host) {}
@@ -104,5 +117,16 @@ struct MonDaemonOptions {
 
 // Errors: the configuration has no monitor.
 Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& options);
+
+struct MdsDaemonOptions {
+  bool mkfs = false;     // format the MDS's drive first (a new file system)
+  int worker_tasks = 4;  // operations in service at once
+  // As OsdDaemonOptions.
+  std::function<bool()> stop;
+  std::function<void(const std::string&)> log;
+};
+
+// Errors: the configuration has no pfs section.
+Status run_mds_daemon(const ClusterConfig& config, const MdsDaemonOptions& options);
 
 }  // namespace granary::realmode

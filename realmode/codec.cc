@@ -171,7 +171,7 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<ReadReply>) {
   io.u64("request_id", m.request_id);
   reply_status(io, m);
-  io.enumeration("error_code", m.error_code, ReplyError::kInvalid);
+  io.enumeration("error_code", m.error_code, ReplyError::kIoError);
   io.u64("length", m.length);
   io.f64("sent_at_s", m.sent_at_s);
   io.u64("version", m.version);
@@ -191,9 +191,12 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<MetadataReply>) {
   io.u64("request_id", m.request_id);
   reply_status(io, m);
-  io.enumeration("error_code", m.error_code, ReplyError::kInvalid);
+  io.enumeration("error_code", m.error_code, ReplyError::kIoError);
   io.u64("size_bytes", m.size_bytes);
   io.f64("sent_at_s", m.sent_at_s);
+  io.u64("stripe_size_bytes", m.stripe_size_bytes);
+  io.list("ost_indices", m.ost_indices, 4, io.limits().max_osds,
+          [&](auto& ost) { io.u32("ost", ost); });
 }
 
 template <typename Io, typename M>
@@ -219,7 +222,7 @@ template <typename Io, typename M>
 void fields(Io& io, M& m, std::type_identity<WriteReply>) {
   io.u64("request_id", m.request_id);
   reply_status(io, m);
-  io.enumeration("error_code", m.error_code, ReplyError::kInvalid);
+  io.enumeration("error_code", m.error_code, ReplyError::kIoError);
   io.u64("length", m.length);
   io.f64("sent_at_s", m.sent_at_s);
 }

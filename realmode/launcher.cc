@@ -162,7 +162,8 @@ Result<Cluster> open_cluster(const std::string& scenario_path) {
   return c;
 }
 
-// Hosts: storage servers 0..S-1 (one OSD each), the monitor S, client nodes S+1...
+// Hosts: storage servers 0..S-1 (one OSD or OST each), the monitor (rados) or the MDS (pfs)
+// S, client nodes S+1...
 struct Layout {
   int storage = 0, clients = 0;
   int mon() const { return storage; }
@@ -177,9 +178,17 @@ Layout layout_of(const models::Scenario& s) {
 // What real mode cannot run from this scenario, naming the key.
 Status check_runnable(const models::Scenario& s) {
   const std::string& f = s.source_path;
-  if (s.storage.design != models::StorageDesign::kRados) {
+  const bool pfs = s.storage.design == models::StorageDesign::kPfs;
+  if (s.storage.design != models::StorageDesign::kRados && !pfs) {
+    return Status::invalid_argument(f +
+                                    ": storage.design: granary real runs design 'rados' "
+                                    "(granary-osd, granary-mon) or 'pfs' (granary-mds, OSTs)");
+  }
+  if (pfs && (s.storage.pfs.stripe_size_bytes % 65536 != 0 || s.storage.pfs.mds_count != 1)) {
     return Status::invalid_argument(
-        f + ": storage.design: granary real runs design 'rados' (granary-osd daemons)");
+        f +
+        ": storage.pfs: real mode runs one granary-mds with a stripe size that is a multiple "
+        "of 64 KiB");
   }
   if (s.cluster.storage.drives_per_node != 1) {
     return Status::invalid_argument(
@@ -204,6 +213,12 @@ Status check_runnable(const models::Scenario& s) {
           "drive_failure, drive_replace, partition, heal, nic_down, nic_up and nic_degraded, "
           "found " +
           std::string(models::failure_kind_name(e.kind)));
+    }
+    if (pfs && (e.kind == K::kDriveFailure || e.kind == K::kDriveReplace)) {
+      return Status::invalid_argument(
+          f + ": failures: " + std::string(models::failure_kind_name(e.kind)) +
+          " on a pfs: an OST keeps one copy (Lustre relies on the RAID beneath it), so a "
+          "failed drive loses its stripes");
     }
     if (netns_kind && !s.real.namespaces) {
       return Status::invalid_argument(
@@ -261,9 +276,10 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
   ClusterConfig config;
   config.key_file = c.path("key");
   const bool ns = c.state.value("namespaces", false);
+  const bool pfs = s.storage.design == models::StorageDesign::kPfs;
   for (int h = 0; h < l.hosts(); ++h) {
     const std::string name = h < l.storage  ? "storage" + std::to_string(h)
-                             : h == l.mon() ? std::string("mon")
+                             : h == l.mon() ? std::string(pfs ? "mds" : "mon")
                                             : "client" + std::to_string(h - l.storage - 1);
     const std::string address =
         ns ? c.state["subnet"].get<std::string>() + "." + std::to_string(h + 2) + ":7000"
@@ -275,6 +291,15 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
         {o, o, c.path("osd." + std::to_string(o) + ".img"), s.real.drive_bytes, 32});
   }
   for (int cl = 0; cl < l.clients; ++cl) config.names["bench" + std::to_string(cl)] = l.client(cl);
+  if (pfs) {
+    config.pfs = ClusterPfs{l.mon(), c.path("mdt.img"), s.real.drive_bytes,
+                            s.storage.pfs.stripe_size_bytes, s.storage.pfs.stripe_count};
+    config.replicas = 0;
+    config.handshake_timeout_s = 1;
+    config.op_timeout_s = 2;
+    config.sub_op_timeout_s = 2;
+    return config;
+  }
   config.replicas = s.storage.rados.replicas;
   if (s.storage.rados.ec_k > 0) config.ec = {s.storage.rados.ec_k, s.storage.rados.ec_m, 4096};
   config.pg_num = s.storage.rados.pg_num;
@@ -592,10 +617,16 @@ Status real_up(const LaunchOptions& o) {
   if (Status r = key->save(c.path("key")); !r.ok()) return r;
   const ClusterConfig config = config_of(c, l);
   std::ofstream(c.path("cluster.json")) << cluster_config_json(config);
+  const bool pfs = config.pfs.has_value();
   say(o, "cluster file " + c.path("cluster.json") + ": " + std::to_string(l.storage) +
-             " OSDs, a monitor, " + std::to_string(l.clients) + " client hosts");
-  if (Status r = start_daemon(c, "mon", {binary("granary-mon"), "--config", c.path("cluster.json")},
-                              l.mon());
+             (pfs ? " OSTs, an MDS, " : " OSDs, a monitor, ") + std::to_string(l.clients) +
+             " client hosts");
+  if (Status r =
+          pfs ? start_daemon(c, "mds",
+                             {binary("granary-mds"), "--config", c.path("cluster.json"), "--mkfs"},
+                             l.mon())
+              : start_daemon(c, "mon", {binary("granary-mon"), "--config", c.path("cluster.json")},
+                             l.mon());
       !r.ok()) {
     return r;
   }

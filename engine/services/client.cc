@@ -14,6 +14,7 @@ Status reply_status(ReplyError code, const std::string& message) {
     case ReplyError::kOutOfRange:
     case ReplyError::kInvalid:
       return Status::invalid_argument(message);
+    case ReplyError::kIoError:
     case ReplyError::kNone:
       break;
   }
@@ -32,7 +33,7 @@ StorageClient::StorageClient(Env& env, HostId host, StorageBackend backend,
                 options_.cpu_s_per_byte >= 0);
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) GRANARY_CHECK(r->placement != nullptr);
   if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
-    GRANARY_CHECK(p->layouts != nullptr && p->max_request_bytes > 0);
+    GRANARY_CHECK(p->max_request_bytes > 0 && p->op_timeout_s >= 0);
   }
   if (const auto* n = std::get_if<NfsBackend>(&backend_)) {
     GRANARY_CHECK(n->heads >= 1 && n->rsize_bytes > 0 && n->window_requests >= 1 &&
@@ -62,6 +63,13 @@ uint64_t StorageClient::next_request_id() {
 
 Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
                                          int64_t size_bytes) {
+  Result<MetadataReply> reply = metadata_reply(op, path, reply_ep, size_bytes);
+  if (!reply.ok()) return reply.status();
+  return reply->size_bytes;
+}
+
+Result<MetadataReply> StorageClient::metadata_reply(MetadataOp op, std::string_view path,
+                                                    Endpoint& reply_ep, int64_t size_bytes) {
   const auto& pfs = std::get<PfsBackend>(backend_);
   MetadataRequest request;
   request.request_id = next_request_id();
@@ -81,13 +89,33 @@ Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, E
       pfs.mds_count > 1 ? mds_endpoint_name(nfs_head_of(path, pfs.mds_count)) : pfs.mds_endpoint;
   env_.send(host_, mds, Message{std::move(request), {}});
   for (;;) {
-    Result<Message> m = reply_ep.recv();
-    if (!m.ok()) return m.status();
-    const auto* reply = std::get_if<MetadataReply>(&m->body);
+    Result<Message> m = pfs.op_timeout_s > 0 ? reply_ep.recv(pfs.op_timeout_s) : reply_ep.recv();
+    if (!m.ok()) {
+      if (m.status().code() != Status::Code::kNotFound) return m.status();
+      return Status::unavailable(mds + " did not answer the metadata operation on " +
+                                 std::string(path) + " within " + std::to_string(pfs.op_timeout_s) +
+                                 " s");
+    }
+    auto* reply = std::get_if<MetadataReply>(&m->body);
     if (reply == nullptr || reply->request_id != id) continue;  // stale
     if (!reply->ok) return reply_status(reply->error_code, reply->error);
-    return reply->size_bytes;
+    return std::move(*reply);
   }
+}
+
+Result<layout::LustreFileLayout> StorageClient::pfs_layout(std::string_view path) {
+  const auto& p = std::get<PfsBackend>(backend_);
+  if (p.layouts != nullptr) {
+    auto it = p.layouts->find(path);
+    if (it == p.layouts->end()) return Status::not_found("no pfs layout for " + std::string(path));
+    return it->second;
+  }
+  std::lock_guard<EnvMutex> lock(mu_);
+  auto it = open_files_.find(path);
+  if (it == open_files_.end() || it->second.stripe_size_bytes == 0) {
+    return Status::not_found("no pfs layout from the MDS for " + std::string(path));
+  }
+  return layout::LustreFileLayout::create(it->second.stripe_size_bytes, it->second.ost_indices);
 }
 
 Result<uint64_t> StorageClient::pfs_open(std::string_view path, Endpoint& reply_ep) {
@@ -96,22 +124,24 @@ Result<uint64_t> StorageClient::pfs_open(std::string_view path, Endpoint& reply_
     auto it = open_files_.find(path);
     if (it != open_files_.end()) return it->second.size_bytes;
   }
-  Result<uint64_t> size = metadata(MetadataOp::kOpen, path, reply_ep);
-  if (!size.ok()) return size;
+  Result<MetadataReply> reply = metadata_reply(MetadataOp::kOpen, path, reply_ep);
+  if (!reply.ok()) return reply.status();
   std::lock_guard<EnvMutex> lock(mu_);
   // Two tasks may have opened the file at once: the client then holds two MDS handles and
   // close_file releases both.
   OpenFile& f = open_files_[std::string(path)];
-  f.size_bytes = *size;
+  f.size_bytes = reply->size_bytes;
+  f.stripe_size_bytes = reply->stripe_size_bytes;
+  f.ost_indices = std::move(reply->ost_indices);
   ++f.handles;
   return f.size_bytes;
 }
 
 Result<std::vector<ObjectRead>> StorageClient::plan(std::string_view path, uint64_t size_bytes) {
   if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
-    auto it = p->layouts->find(path);
-    if (it == p->layouts->end()) return Status::not_found("no pfs layout for " + std::string(path));
-    return pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
+    Result<layout::LustreFileLayout> l = pfs_layout(path);
+    if (!l.ok()) return l.status();
+    return pfs_reads(*l, path, 0, size_bytes, p->max_request_bytes);
   }
   const auto& n = std::get<NfsBackend>(backend_);
   return nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
@@ -313,10 +343,10 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
     ++stats_.errors;
     return s;
   };
-  if (data != nullptr && !std::holds_alternative<RadosBackend>(backend_)) {
+  if (data != nullptr && std::holds_alternative<NfsBackend>(backend_)) {
     return fail(Status::not_supported(std::string(path) +
-                                      ": reads that return data are for rados pools; pfs "
-                                      "and nfs clients move sizes only"));
+                                      ": reads that return data are for rados pools and pfs; "
+                                      "nfs clients move sizes only"));
   }
   const size_t window = window_of();
   if (std::holds_alternative<PfsBackend>(backend_)) {
@@ -340,7 +370,10 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
       exchange(*reads, window, reply_ep, planned_epoch, data != nullptr ? &replies : nullptr);
   if (!bytes.ok()) return fail(bytes.status());
   if (data != nullptr) {
-    if (Status s = gather_rados(*rados, 0, size_bytes, replies, data); !s.ok()) return fail(s);
+    Result<std::vector<std::vector<layout::ByteRange>>> ranges =
+        rados != nullptr ? rados_file_ranges(*rados, 0, size_bytes) : pfs_ranges(path, *reads);
+    if (!ranges.ok()) return fail(ranges.status());
+    if (Status s = gather_ranges(0, size_bytes, *ranges, replies, data); !s.ok()) return fail(s);
   }
   return_reply_endpoint(reply_ep);
   FileRead r{*bytes, env_.now_s() - start_s, reads->size()};
@@ -556,22 +589,51 @@ Result<FileWrite> StorageClient::write_file(std::string_view path, const Payload
   return write_whole(path, data.size_bytes, data.bytes ? &data : nullptr, options);
 }
 
-Result<std::vector<Payload>> StorageClient::split_rados(const RadosBackend& rados, uint64_t offset,
-                                                        const Payload& data) {
-  Result<std::vector<layout::ObjectExtent>> extents =
-      rados.layout.image_to_objects(offset, data.size_bytes);
+Result<std::vector<std::vector<layout::ByteRange>>> StorageClient::rados_file_ranges(
+    const RadosBackend& rados, uint64_t offset, uint64_t length) {
+  Result<std::vector<layout::ObjectExtent>> extents = rados.layout.image_to_objects(offset, length);
   if (!extents.ok()) return extents.status();
+  std::vector<std::vector<layout::ByteRange>> ranges;
+  ranges.reserve(extents->size());
+  for (layout::ObjectExtent& e : *extents) ranges.push_back(std::move(e.image_ranges));
+  return ranges;
+}
+
+Result<std::vector<std::vector<layout::ByteRange>>> StorageClient::pfs_ranges(
+    std::string_view path, const std::vector<ObjectRead>& requests) {
+  Result<layout::LustreFileLayout> l = pfs_layout(path);
+  if (!l.ok()) return l.status();
+  std::vector<std::vector<layout::ByteRange>> ranges;
+  ranges.reserve(requests.size());
+  for (const ObjectRead& r : requests) {
+    Result<std::vector<layout::ByteRange>> one = pfs_file_ranges(*l, path, r);
+    if (!one.ok()) return one.status();
+    ranges.push_back(std::move(*one));
+  }
+  return ranges;
+}
+
+Result<std::vector<Payload>> StorageClient::split_ranges(
+    uint64_t offset, const Payload& data,
+    const std::vector<std::vector<layout::ByteRange>>& ranges) {
   std::vector<Payload> out;
-  out.reserve(extents->size());
-  for (const layout::ObjectExtent& e : *extents) {
-    if (e.image_ranges.size() == 1) {  // a slice of the caller's bytes, no copy
-      const layout::ByteRange& r = e.image_ranges.front();
+  out.reserve(ranges.size());
+  for (const std::vector<layout::ByteRange>& request : ranges) {
+    for (const layout::ByteRange& r : request) {
+      if (r.offset_bytes < offset || r.end_bytes() > offset + data.size_bytes) {
+        return Status::invalid_argument("a request's file range lies outside the data written");
+      }
+    }
+    if (request.size() == 1) {  // a slice of the caller's bytes, no copy
+      const layout::ByteRange& r = request.front();
       out.push_back(Payload::of(data.bytes.slice(r.offset_bytes - offset, r.length_bytes)));
       continue;
     }
-    MutableBuffer bytes = env_.allocate(e.length_bytes);
+    uint64_t length = 0;
+    for (const layout::ByteRange& r : request) length += r.length_bytes;
+    MutableBuffer bytes = env_.allocate(length);
     uint64_t at = 0;
-    for (const layout::ByteRange& r : e.image_ranges) {
+    for (const layout::ByteRange& r : request) {
       bytes.write_at(at, data.bytes.slice(r.offset_bytes - offset, r.length_bytes).span());
       at += r.length_bytes;
     }
@@ -580,31 +642,37 @@ Result<std::vector<Payload>> StorageClient::split_rados(const RadosBackend& rado
   return out;
 }
 
-Status StorageClient::gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
-                                   const std::vector<Payload>& replies, Buffer* data) {
-  Result<std::vector<layout::ObjectExtent>> extents = rados.layout.image_to_objects(offset, length);
-  if (!extents.ok()) return extents.status();
-  if (extents->size() != replies.size()) {
-    return Status::corruption("gather_rados: " + std::to_string(replies.size()) + " replies for " +
-                              std::to_string(extents->size()) + " extents");
+Status StorageClient::gather_ranges(uint64_t offset, uint64_t length,
+                                    const std::vector<std::vector<layout::ByteRange>>& ranges,
+                                    const std::vector<Payload>& replies, Buffer* data) {
+  if (ranges.size() != replies.size()) {
+    return Status::corruption("gather_ranges: " + std::to_string(replies.size()) + " replies for " +
+                              std::to_string(ranges.size()) + " requests");
   }
-  for (size_t i = 0; i < extents->size(); ++i) {
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    uint64_t want = 0;
+    for (const layout::ByteRange& r : ranges[i]) {
+      if (r.offset_bytes < offset || r.end_bytes() > offset + length) {
+        return Status::corruption("request " + std::to_string(i) +
+                                  "'s file range lies outside the range read");
+      }
+      want += r.length_bytes;
+    }
     const Payload& p = replies[i];
-    if (!p.bytes || p.bytes.size() != (*extents)[i].length_bytes) {
-      return Status::corruption("object extent " + std::to_string(i) + " came back without its " +
-                                std::to_string((*extents)[i].length_bytes) + " bytes");
+    if (!p.bytes || p.bytes.size() != want) {
+      return Status::corruption("request " + std::to_string(i) + " came back without its " +
+                                std::to_string(want) + " bytes");
     }
   }
-  // One object extent holding the whole range: the reply's bytes as they are.
-  if (extents->size() == 1 && (*extents)[0].image_ranges.size() == 1 &&
-      (*extents)[0].length_bytes == length) {
+  // One request holding the whole range: the reply's bytes as they are.
+  if (ranges.size() == 1 && ranges[0].size() == 1 && ranges[0][0].length_bytes == length) {
     *data = replies[0].bytes;
     return Status();
   }
   MutableBuffer out = env_.allocate(length);
-  for (size_t i = 0; i < extents->size(); ++i) {
+  for (size_t i = 0; i < ranges.size(); ++i) {
     uint64_t at = 0;
-    for (const layout::ByteRange& r : (*extents)[i].image_ranges) {
+    for (const layout::ByteRange& r : ranges[i]) {
       out.write_at(r.offset_bytes - offset, replies[i].bytes.slice(at, r.length_bytes).span());
       at += r.length_bytes;
     }
@@ -626,33 +694,47 @@ Result<FileWrite> StorageClient::write_whole(std::string_view path, uint64_t siz
   Result<std::vector<ObjectRead>> writes = std::vector<ObjectRead>{};
   bool durable = true;
   std::vector<Payload> payloads;
-  if (data != nullptr) {
-    const auto* r = std::get_if<RadosBackend>(&backend_);
-    if (r == nullptr) {
-      return fail(Status::not_supported(std::string(path) +
-                                        ": writes that carry data are for rados pools; pfs and nfs "
-                                        "clients move sizes only"));
-    }
-    Result<std::vector<Payload>> split = split_rados(*r, 0, *data);
-    if (!split.ok()) return fail(split.status());
-    payloads = std::move(*split);
+  if (data != nullptr && std::holds_alternative<NfsBackend>(backend_)) {
+    return fail(Status::not_supported(std::string(path) +
+                                      ": writes that carry data are for rados pools and pfs; nfs "
+                                      "clients move sizes only"));
   }
+  Result<std::vector<std::vector<layout::ByteRange>>> ranges =
+      std::vector<std::vector<layout::ByteRange>>{};
   if (const auto* r = std::get_if<RadosBackend>(&backend_)) {
+    if (data != nullptr) ranges = rados_file_ranges(*r, 0, size_bytes);
     writes =
         plan_rados(*r, path, 0, size_bytes, /*with_group=*/true, &ClientStats::write_blocked_s);
   } else if (const auto* p = std::get_if<PfsBackend>(&backend_)) {
-    auto it = p->layouts->find(path);
-    if (it == p->layouts->end())
-      return fail(Status::not_found("no pfs layout for " + std::string(path)));
-    Result<uint64_t> created = metadata(MetadataOp::kCreate, path, reply_ep);
+    Result<MetadataReply> created = metadata_reply(MetadataOp::kCreate, path, reply_ep);
     if (!created.ok()) return fail(created.status());
-    writes = pfs_reads(it->second, path, 0, size_bytes, p->max_request_bytes);
+    Result<layout::LustreFileLayout> l =
+        p->layouts != nullptr
+            ? pfs_layout(path)
+            : layout::LustreFileLayout::create(created->stripe_size_bytes, created->ost_indices);
+    if (!l.ok()) return fail(l.status());
+    writes = pfs_reads(*l, path, 0, size_bytes, p->max_request_bytes);
+    if (writes.ok() && data != nullptr) {
+      std::vector<std::vector<layout::ByteRange>> r;
+      for (const ObjectRead& w : *writes) {
+        Result<std::vector<layout::ByteRange>> one = pfs_file_ranges(*l, path, w);
+        if (!one.ok()) return fail(one.status());
+        r.push_back(std::move(*one));
+      }
+      ranges = std::move(r);
+    }
   } else {
     const auto& n = std::get<NfsBackend>(backend_);
     writes = nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);
     durable = false;
   }
   if (!writes.ok()) return fail(writes.status());
+  if (!ranges.ok()) return fail(ranges.status());
+  if (data != nullptr) {
+    Result<std::vector<Payload>> split = split_ranges(0, *data, *ranges);
+    if (!split.ok()) return fail(split.status());
+    payloads = std::move(*split);
+  }
   size_t window = window_of();
   if (const auto* r = std::get_if<RadosBackend>(&backend_); r && r->write_window_requests > 0) {
     window = static_cast<size_t>(r->write_window_requests);
@@ -737,7 +819,11 @@ Result<uint64_t> StorageClient::read_extent(std::string_view path, uint64_t offs
                                     planned_epoch, data != nullptr ? &replies : nullptr);
   return_reply_endpoint(reply_ep);
   if (bytes.ok() && data != nullptr) {
-    if (Status s = gather_rados(*rados, offset, length, replies, data); !s.ok()) bytes = s;
+    Result<std::vector<std::vector<layout::ByteRange>>> ranges =
+        rados_file_ranges(*rados, offset, length);
+    Status s =
+        ranges.ok() ? gather_ranges(offset, length, *ranges, replies, data) : ranges.status();
+    if (!s.ok()) bytes = s;
   }
   std::lock_guard<EnvMutex> lock(mu_);
   if (!bytes.ok()) {
@@ -769,7 +855,10 @@ Result<uint64_t> StorageClient::write_range(std::string_view path, uint64_t offs
   if (!writes.ok()) return writes.status();
   std::vector<Payload> payloads;
   if (data != nullptr) {
-    Result<std::vector<Payload>> split = split_rados(*rados, offset, *data);
+    Result<std::vector<std::vector<layout::ByteRange>>> ranges =
+        rados_file_ranges(*rados, offset, length);
+    if (!ranges.ok()) return ranges.status();
+    Result<std::vector<Payload>> split = split_ranges(offset, *data, *ranges);
     if (!split.ok()) return split.status();
     payloads = std::move(*split);
   }

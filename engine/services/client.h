@@ -81,13 +81,17 @@ struct RadosBackend {
 };
 
 struct PfsBackend {
-  const PfsLayouts* layouts = nullptr;  // required; not owned
+  // Every file's layout (not owned), or null: the MDS serves them (open and create replies,
+  // MetadataService with an OstAllocator), and the client keeps each open file's.
+  const PfsLayouts* layouts = nullptr;
   std::string mds_endpoint = "mds.0";
   uint64_t max_request_bytes = uint64_t{4} << 20;  // Lustre's 4 MiB RPCs
   int window_requests = 0;                         // RPCs in flight per file read (0: all at once)
   // Metadata servers "mds.0" .. "mds.<n-1>" (Lustre DNE): a file's operations go to
   // mds.<str_hash_rjenkins(path) % n>. 0 or 1: all to mds_endpoint.
   int mds_count = 1;
+  // A metadata operation unanswered this long fails (kUnavailable); 0: wait for ever.
+  double op_timeout_s = 0;
 };
 
 struct NfsBackend {
@@ -159,7 +163,7 @@ class StorageClient {
 
   // Reads the whole file `path` of `size_bytes` (see the header comment); blocks the calling
   // task until every reply is in.
-  // With `data` (rados only): the file's bytes, as the OSDs returned them, are put there
+  // With `data` (rados and pfs): the file's bytes, as the OSDs or OSTs returned them, are put there
   // (size_bytes of them; the reply's own buffer when one object extent holds the file, no copy);
   // OSDs that keep no bytes (the size-only simulation) make that an error.
   Result<FileRead> read_file(std::string_view path, uint64_t size_bytes, Buffer* data = nullptr);
@@ -178,8 +182,8 @@ class StorageClient {
   // the map as the backend's comment says.
   Result<FileWrite> write_file(std::string_view path, uint64_t size_bytes,
                                WriteOptions options = {});
-  // Writes `data` as the whole file `path` (rados only; its size is data.size_bytes): each
-  // object extent's request carries its bytes and a version (the client's next write number:
+  // Writes `data` as the whole file `path` (rados and pfs; its size is data.size_bytes): each
+  // request carries its bytes and a version (the client's next write number:
   // increasing per client, so one writer's writes of an object are ordered; engine/services/
   // object_backend.h). A payload without bytes is a size-only write.
   Result<FileWrite> write_file(std::string_view path, const Payload& data,
@@ -209,7 +213,11 @@ class StorageClient {
   uint64_t next_request_id();
   Result<uint64_t> metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
                             int64_t size_bytes = -1);
+  Result<MetadataReply> metadata_reply(MetadataOp op, std::string_view path, Endpoint& reply_ep,
+                                       int64_t size_bytes = -1);
   Result<uint64_t> pfs_open(std::string_view path, Endpoint& reply_ep);
+  // pfs: the file's layout (PfsBackend::layouts, or the MDS's for a file this client has open).
+  Result<layout::LustreFileLayout> pfs_layout(std::string_view path);
   // pfs, nfs: the requests for the whole file (rados: plan_rados).
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
   // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
@@ -233,12 +241,21 @@ class StorageClient {
   Result<uint64_t> exchange_writes(const std::vector<ObjectRead>& writes, size_t window,
                                    bool durable, Endpoint& reply_ep,
                                    const std::vector<Payload>* payloads = nullptr);
-  // rados with data: the bytes of [offset, offset + length) per request of rados_reads(...,
-  // offset, length), cut from `data` (the range's bytes) or, reading, assembled into it.
-  Result<std::vector<Payload>> split_rados(const RadosBackend& rados, uint64_t offset,
-                                           const Payload& data);
-  Status gather_rados(const RadosBackend& rados, uint64_t offset, uint64_t length,
-                      const std::vector<Payload>& replies, Buffer* data);
+  // With data: the file ranges each request carries (rados: per object extent of
+  // [offset, offset + length), as rados_reads plans them; pfs: per request of `requests`).
+  Result<std::vector<std::vector<layout::ByteRange>>> rados_file_ranges(const RadosBackend& rados,
+                                                                        uint64_t offset,
+                                                                        uint64_t length);
+  Result<std::vector<std::vector<layout::ByteRange>>> pfs_ranges(
+      std::string_view path, const std::vector<ObjectRead>& requests);
+  // Each request's bytes cut from `data` (the file's bytes from `offset`) along `ranges`, or,
+  // reading, the replies assembled into [offset, offset + length).
+  Result<std::vector<Payload>> split_ranges(
+      uint64_t offset, const Payload& data,
+      const std::vector<std::vector<layout::ByteRange>>& ranges);
+  Status gather_ranges(uint64_t offset, uint64_t length,
+                       const std::vector<std::vector<layout::ByteRange>>& ranges,
+                       const std::vector<Payload>& replies, Buffer* data);
   Result<FileWrite> write_whole(std::string_view path, uint64_t size_bytes, const Payload* data,
                                 WriteOptions options);
   Result<uint64_t> write_range(std::string_view path, uint64_t offset, uint64_t length,
@@ -263,8 +280,10 @@ class StorageClient {
   uint64_t request_id_ = 0;
   uint64_t write_version_ = 0;  // the last version given to a write with data
   struct OpenFile {
-    uint64_t size_bytes = 0;  // as the MDS reported it
-    int handles = 0;          // MDS handles this client holds
+    uint64_t size_bytes = 0;         // as the MDS reported it
+    int handles = 0;                 // MDS handles this client holds
+    uint64_t stripe_size_bytes = 0;  // the layout the MDS gave (0: none)
+    std::vector<uint32_t> ost_indices;
   };
   std::map<std::string, OpenFile, std::less<>> open_files_;  // pfs
   ClientStats stats_;

@@ -1,5 +1,6 @@
 #include "engine/services/file_mapping.h"
 
+#include <charconv>
 #include <cstdio>
 #include <map>
 
@@ -28,6 +29,23 @@ std::string rados_object_name(std::string_view file, uint64_t object_no) {
 
 std::string lustre_object_name(std::string_view file, uint32_t stripe_index) {
   return std::string(file) + ".stripe" + std::to_string(stripe_index);
+}
+
+Result<std::vector<layout::ByteRange>> pfs_file_ranges(const layout::LustreFileLayout& layout,
+                                                       std::string_view file,
+                                                       const ObjectRead& read) {
+  const std::string prefix = std::string(file) + ".stripe";
+  std::string_view name = read.object;
+  uint32_t stripe = 0;
+  const auto parsed =
+      name.starts_with(prefix) && name.size() > prefix.size()
+          ? std::from_chars(name.data() + prefix.size(), name.data() + name.size(), stripe)
+          : std::from_chars_result{name.data(), std::errc::invalid_argument};
+  if (parsed.ec != std::errc() || parsed.ptr != name.data() + name.size()) {
+    return Status::invalid_argument(read.object + " is not a stripe object of " +
+                                    std::string(file));
+  }
+  return layout.object_to_file(stripe, read.offset_bytes, read.length_bytes);
 }
 
 int32_t nfs_head_of(std::string_view file, int32_t heads) {

@@ -68,6 +68,12 @@ Result<std::vector<ObjectRead>> rados_object_request(placement::Placement& place
 Result<std::vector<ObjectRead>> pfs_reads(const layout::LustreFileLayout& layout,
                                           std::string_view file, uint64_t offset_bytes,
                                           uint64_t length_bytes, uint64_t max_request_bytes);
+// pfs: the file ranges request `read` (one of pfs_reads' for `file`) carries, in its object's
+// order: what a write with data cuts from the file's bytes, and where a read's bytes go.
+// invalid_argument when `read` is not a stripe object of `file` under `layout`.
+Result<std::vector<layout::ByteRange>> pfs_file_ranges(const layout::LustreFileLayout& layout,
+                                                       std::string_view file,
+                                                       const ObjectRead& read);
 // nfs: requests of rsize_bytes (> 0; the last one shorter) to the file's head (nfs_head_of,
 // or a node's own head in design local).
 std::vector<ObjectRead> nfs_reads(std::string_view file, int32_t head, uint64_t offset_bytes,

@@ -11,6 +11,16 @@
 // open and stat of an unknown path fail with kNotFound; close of a file that has no open
 // handle fails with kInvalid; open counts handles per path, close drops one.
 //
+// Layouts (Lustre's MDS choosing the OSTs of a new file): with an OstAllocator in the options,
+// a create of a new file allocates its layout (options.layout_spec, drawing from a Random
+// seeded with options.layout_seed), and open, create and stat reply with it; without one the
+// replies carry none and the clients hold the layouts (the simulator's pfs).
+// Persistence (real mode's granary-mds): with a MdsNamespaceStore, every change of a file (a
+// create of a new file, a close that sets a size) is put there before the reply goes out, and
+// a failed put fails the operation (ReplyError::kIoError) and leaves the namespace as it was;
+// a restarted server is built from what the store holds. Open handles live in memory only: a
+// close the server has no handle for (it restarted since the open) fails with kInvalid.
+//
 // A Shutdown stops the service for good, as OsdService (osd.h) does: a worker passes the
 // Shutdown on to the endpoint and stops.
 //
@@ -23,11 +33,33 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "engine/env.h"
+#include "engine/layout/lustre.h"
+#include "engine/random.h"
 #include "engine/services/env_mutex.h"
 
 namespace granary::services {
+
+// A file the metadata server knows: its size and, when the server allocates layouts, its layout
+// (stripe_size_bytes 0: none).
+struct MdsFile {
+  uint64_t size_bytes = 0;
+  uint64_t stripe_size_bytes = 0;
+  std::vector<uint32_t> ost_indices;
+  bool operator==(const MdsFile&) const = default;
+};
+
+using MdsNamespace = std::map<std::string, MdsFile, std::less<>>;
+
+// Where a metadata server keeps its namespace across restarts (see the header comment).
+class MdsNamespaceStore {
+ public:
+  virtual ~MdsNamespaceStore() = default;
+  // Makes `file`'s record durable under `path` (replacing any), or fails.
+  virtual Status put(const std::string& path, const MdsFile& file) = 0;
+};
 
 struct MetadataServiceOptions {
   std::string endpoint_name = "mds.0";
@@ -37,6 +69,11 @@ struct MetadataServiceOptions {
   double close_time_s = 0;
   double create_time_s = 0;
   double stat_time_s = 0;
+  // Layout allocation and persistence (see the header comment); not owned, null: none.
+  layout::OstAllocator* allocator = nullptr;
+  layout::LustreLayoutSpec layout_spec = {};
+  uint64_t layout_seed = 0;
+  MdsNamespaceStore* store = nullptr;
   // Every kind at once (tests and single-rate servers).
   void set_service_time_s(double t) {
     open_time_s = close_time_s = create_time_s = stat_time_s = t;
@@ -55,6 +92,8 @@ class MetadataService {
   // `file_sizes`: the namespace (path -> size in bytes), e.g. Dataset::sizes_by_path().
   MetadataService(Env& env, HostId host, std::map<std::string, uint64_t, std::less<>> file_sizes,
                   MetadataServiceOptions options);
+  // The namespace with layouts (a restarted server: what its store held).
+  MetadataService(Env& env, HostId host, MdsNamespace files, MetadataServiceOptions options);
   MetadataService(const MetadataService&) = delete;
   MetadataService& operator=(const MetadataService&) = delete;
 
@@ -65,6 +104,8 @@ class MetadataService {
 
   const std::string& endpoint_name() const { return options_.endpoint_name; }
   MdsStats stats() const;
+  // The namespace as it is now (a copy; any task).
+  MdsNamespace files() const;
   int parallel_ops() const { return options_.parallel_ops; }
   // Service time of the operations served so far, summed over the workers (s). Lock-free (a
   // sampler may read it often, from any task or thread).
@@ -75,13 +116,17 @@ class MetadataService {
  private:
   // The reply to `request`, served in `service_s` (counted in busy_s()).
   MetadataReply handle(const MetadataRequest& request, double service_s);
+  // Under mu_: a create of `path`, which is not in files_; false (and `error` set) when its
+  // layout cannot be allocated or its record not stored.
+  bool create_locked(const std::string& path, std::string& error, ReplyError& code);
 
   Env& env_;
   HostId host_;
-  std::map<std::string, uint64_t, std::less<>> file_sizes_;
   MetadataServiceOptions options_;
   Endpoint& endpoint_;
   mutable EnvMutex mu_;
+  MdsNamespace files_;                                         // guarded by mu_
+  Random layout_rng_;                                          // guarded by mu_
   std::map<std::string, uint64_t, std::less<>> open_handles_;  // guarded by mu_
   std::atomic<uint64_t> busy_ns_{0};
   MdsStats stats_;  // guarded by mu_

@@ -214,6 +214,36 @@ TEST_F(RealCli, ACheckpointOnAnErasureCodedPoolWithAnOsdKilledWhileWritingIsRead
       r["summary"]["read_seconds"].get<double>());
 }
 
+// The same three storage hosts as a Lustre-style pfs: granary-mds on the fourth host, each
+// storage host an OST; files of 0.25 MiB striped over 2 OSTs in 128 KiB stripes, filled, read
+// by the loaders, verified. (The scenario format simulates failures for rados only, so a pfs
+// scenario carries none; tests/realmode/pfs_cluster_test.cc kills the MDS.)
+TEST_F(RealCli, AReadStormOnAPfsReadsEveryFileBackWhole) {
+  const std::string dir = tmp_ + "/pfs";
+  std::string text = scenario("real-pfs", dir, hosts_,
+                              R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24,
+                   "epochs": 2, "batch_size": 2, "sample_size_mib": {"mean": 0.25, "stddev": 0.05},
+                   "compute_s_per_step": 0.1})",
+                              R"({"metric": "carry_data.mismatches", "equals": 0},
+                  {"metric": "carry_data.reads_verified", "equals": 48})",
+                              R"("replicas": 3)", "");
+  const size_t from = text.find(R"("storage": {"design")"), to = text.find(R"("workloads")");
+  text.replace(from, to - from, R"("storage": {"design": "pfs", "pfs": {"stripe_size_mib": 0.125,
+    "stripe_count": 2, "inflight_rpcs": 4}},
+  )");
+  const std::string path = write("pfs.json", text);
+  const nlohmann::json r = up_run_verify_down(path, dir, 24);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["summary"]["files_read"], 48);
+  EXPECT_TRUE(r["failures"].empty());
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf("pfs read storm: AU %.3f over %.2f s, read p50 %.1f ms, max %.1f ms\n",
+              r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+              r["summary"]["run_seconds"].get<double>(),
+              r["latency_ms"]["read"]["p50"].get<double>(),
+              r["latency_ms"]["read"]["max"].get<double>());
+}
+
 TEST_F(RealCli, WhatItCannotRunIsRefused) {
   const std::string dir = tmp_ + "/refused";
   const std::string workload =

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "engine/placement/crush_pool.h"
+#include "realmode/cluster_process.h"
 
 namespace granary::realmode {
 namespace {
@@ -233,6 +234,43 @@ TEST(GranaryMon, RefusesAFileWithoutAMonitor) {
   EXPECT_EQ(out, "granary-mon: " + dir +
                      "/cluster.json: the cluster configuration has no \"monitor\" section\n");
   std::filesystem::remove_all(dir);
+}
+
+// A pfs cluster: its OSDs are OSTs, granary-mds keeps the namespace; no pool, no monitor.
+TEST(ClusterConfig, PfsCluster) {
+  ClusterConfig c = sample();
+  c.monitor.reset();
+  c.replicas = 0;
+  c.pfs = ClusterPfs{2, "/tmp/mdt.img", 32ull << 20, 128 << 10, -1};
+  const std::string text = cluster_config_json(c);
+  auto back = parse_cluster_config(text, "cluster.json");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(cluster_config_json(*back), text);
+  ASSERT_TRUE(back->pfs.has_value());
+  EXPECT_EQ(back->pfs->mds_host, 2);
+  EXPECT_EQ(back->pfs->stripe_count, -1);
+  EXPECT_EQ(back->pfs->stripe_size_bytes, 128u << 10);
+  EXPECT_EQ(back->osd_map().status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(osd_endpoint(*back, 1), "ost.1");
+  EXPECT_EQ(osd_endpoint(sample(), 1), "osd.1");
+  expect_refusals(
+      text,
+      {{"\"pfs\": {", "\"pool\": {\"replicas\": 1},\n  \"pfs\": {",
+        "cluster.json: : expected \"pool\" (RADOS) or \"pfs\", found both"},
+       {"\"pfs\": {", "\"monitor\": {\"host\": 2},\n  \"pfs\": {",
+        "cluster.json: /monitor: a pfs cluster has no monitor (its OSTs do not replicate: nothing "
+        "to map)"},
+       {"\"stripe_count\": -1", "\"stripe_count\": 0",
+        "cluster.json: /pfs/stripe_count: expected 1..2 or -1 (every OST), found 0"},
+       {"\"stripe_count\": -1", "\"stripe_count\": 3",
+        "cluster.json: /pfs/stripe_count: expected an integer in -1..2, found 3"},
+       {"\"stripe_size_bytes\": 131072", "\"stripe_size_bytes\": 100000",
+        "cluster.json: /pfs/stripe_size_bytes: expected a multiple of 65536 (Lustre's), found "
+        "100000"},
+       {"\"host\": 2", "\"host\": 5",
+        "cluster.json: /pfs/mds/host: expected an integer in 0..2, found 5"},
+       {"\"drive\": \"/tmp/mdt.img\"", "\"disk\": \"/tmp/mdt.img\"",
+        "cluster.json: /pfs/mds/disk: unknown key"}});
 }
 
 }  // namespace

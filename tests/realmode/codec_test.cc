@@ -36,7 +36,7 @@ std::vector<MessageBody> samples() {
       7, "rbd_data.1.0000", 4096, 8192, "client.3", 1.5, {4, 2, 65536}, {"osd.1", "", "osd.4"}, 5};
   ReadReply read_reply{7, false, "no such object", ReplyError::kNotFound, 0, 1.5, 9};
   MetadataRequest meta{8, MetadataOp::kClose, "/data/file-01.npz", 1234, "client.3", 2.5};
-  MetadataReply meta_reply{8, true, "", ReplyError::kNone, 1234, 2.5};
+  MetadataReply meta_reply{8, true, "", ReplyError::kNone, 1234, 2.5, 65536, {3, 0, 7}};
   WriteRequest write;
   write.request_id = 9;
   write.object = "ckpt.0007";

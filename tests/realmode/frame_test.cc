@@ -28,7 +28,7 @@ TEST(Frame, DecodesWhatWasEncoded) {
   const auto payload = bytes_of(std::string(5000, 'x') + "end");
   const auto frame = encode_frame(12, 41, body, payload);
   ASSERT_EQ(frame.size(), kFrameHeaderBytes + body.size() + payload.size());
-  // The layout of frame.h: magic "GRNF", version 3, type 12 at their offsets.
+  // The layout of frame.h: magic "GRNF", version 4, type 12 at their offsets.
   EXPECT_EQ(text_of(std::span(frame).first(4)), "GRNF");
   EXPECT_EQ(frame[4], std::byte{kFrameVersion});
   EXPECT_EQ(frame[6], std::byte{12});
@@ -94,7 +94,8 @@ TEST(Frame, AnotherVersionIsNotSupported) {
   for (size_t i = 0; i < 4; ++i) frame[36 + i] = static_cast<std::byte>((crc >> (8 * i)) & 0xFF);
   const auto f = decode_frame(frame);
   EXPECT_EQ(f.status().code(), Status::Code::kNotSupported);
-  EXPECT_EQ(f.status().message(), "frame version 4, expected 3");
+  EXPECT_EQ(f.status().message(), "frame version " + std::to_string(kFrameVersion + 1) +
+                                      ", expected " + std::to_string(kFrameVersion));
 }
 
 TEST(Frame, DataOfOtherSizesThanTheHeaderIsRefused) {

@@ -271,7 +271,7 @@ TEST(WritePath, PfsCreatesWritesAndClosesWithTheSize) {
   test::World w(1, {.servers = 4});
   w.start_writable_services([](int d) { return ost_endpoint_name(static_cast<uint32_t>(d)); });
   const HostId mds_host = w.env.add_host("mds", 8, 25e9, 5e-6);
-  MetadataService mds(w.env, mds_host, {},
+  MetadataService mds(w.env, mds_host, MdsNamespace{},
                       {.endpoint_name = "mds.0",
                        .parallel_ops = 2,
                        .open_time_s = 50e-6,
