@@ -10,10 +10,12 @@
 
 #include "engine/layout/rbd.h"
 #include "engine/random.h"
+#include "engine/services/block_volume.h"
 #include "engine/services/client.h"
 #include "engine/services/gpu_consumer.h"
 #include "engine/services/phase_barrier.h"
 #include "models/scenario_json.h"
+#include "sim/block_workload.h"
 #include "sim/carry_data.h"
 #include "sim/metrics.h"
 
@@ -184,6 +186,62 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
   return report;
 }
 
+// A block or boot_storm workload: each client node of the share opens its image (filled
+// before) as an RBD volume and the simulator's BlockWorkloadDriver issues its I/O, every
+// write carrying the image's content and every read compared with it.
+Result<nlohmann::json> run_block(ClusterProcess& process, const BenchPlan& plan,
+                                 const BenchOptions& options, nlohmann::json report) {
+  RealEnv& env = process.env();
+  const HostId host = process.host();
+  const sim::ClusterPlan& p = plan.plan;
+  const sim::BlockPlan& bp = *p.block_volumes;
+  const models::BlockWorkload& b = bp.spec.block;
+  Result<layout::RbdLayout> layout = layout::RbdLayout::create(p.storage.layout);
+  if (!layout.ok()) return layout.status();
+  std::vector<std::unique_ptr<services::StorageClient>> clients;
+  std::vector<std::unique_ptr<services::BlockVolume>> volumes;
+  std::vector<services::BlockVolume*> vols;
+  for (const sim::ClientPlan& c : p.clients) {
+    if (!in_share(static_cast<uint64_t>(c.node), options)) continue;
+    services::StorageClientOptions co = c.options;
+    co.name = options.name + ".c" + std::to_string(c.node);
+    clients.push_back(
+        std::make_unique<services::StorageClient>(env, host, backend_of(process, plan), co));
+    services::BlockVolumeSpec vs;
+    vs.image = plan.dataset->files()[static_cast<size_t>(c.node)].path;
+    vs.size_bytes = b.volume_bytes;
+    Result<std::unique_ptr<services::BlockVolume>> vol =
+        services::BlockVolume::open(env, *clients.back(), *layout, vs);
+    if (!vol.ok()) return vol.status();
+    volumes.push_back(std::move(vol).value());
+    vols.push_back(volumes.back().get());
+  }
+  if (vols.empty()) {
+    return Status::invalid_argument("share " + std::to_string(options.share_index) + " of " +
+                                    std::to_string(options.share_count) +
+                                    " holds no client node of the scenario's " +
+                                    std::to_string(p.clients.size()));
+  }
+  sim::BlockWorkloadDriver driver(env, b, bp.boot, vols, std::vector<HostId>(vols.size(), host),
+                                  plan.shuffle_seed);
+  driver.carry_data(plan.content_seed);
+  driver.start({}, env.now_s());
+  if (Status s = env.run(); !s.ok()) return s;
+  if (Status s = driver.first_error(); !s.ok()) return s;
+  // The volumes' counters are read under their Env locks: from a task.
+  env.spawn(host, options.name + ".collect", [&] { driver.collect(env.now_s()); });
+  if (Status s = env.run(); !s.ok()) return s;
+  report["summary"] = driver.summary();
+  report["summary"]["workload"] = bp.boot ? "boot_storm" : "block";
+  report["latency_ms"] = driver.latency_ms();
+  report["carry_data"] = {{"files_written", 0},
+                          {"bytes_written", driver.writes_carried() * b.block_bytes},
+                          {"reads_verified", driver.reads_verified()},
+                          {"bytes_verified", driver.bytes_verified()},
+                          {"mismatches", 0}};
+  return report;
+}
+
 Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& plan,
                                       const BenchOptions& options, nlohmann::json report) {
   if (options.share_count != 1) {
@@ -347,16 +405,26 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "granary-bench runs the workload only; a failure timeline is injected by "
                   "`granary real run` or by hand (kill -9 a daemon)");
   }
-  if (s.workloads.size() != 1 || (s.workloads[0].kind != models::WorkloadKind::kTrainingRead &&
-                                  s.workloads[0].kind != models::WorkloadKind::kCheckpoint)) {
-    return refuse("workloads", "granary-bench runs one training_read or checkpoint workload");
+  using K = models::WorkloadKind;
+  if (s.workloads.size() != 1) {
+    return refuse("workloads",
+                  "granary-bench runs one training_read, checkpoint, block or boot_storm workload");
+  }
+  const K kind = s.workloads[0].kind;
+  if ((kind == K::kBlock || kind == K::kBootStorm) && config.pfs) {
+    return refuse("workloads[0]", "block I/O runs on RBD images: a rados pool, not a pfs");
+  }
+  if ((kind == K::kBlock || kind == K::kBootStorm) && s.workloads[0].block.clone) {
+    return refuse("workloads[0].volume.clone",
+                  "clones are not run by granary-bench (a copy-up would merge the parent's "
+                  "bytes with the write's)");
   }
   // A real run: every client node, request by request; every byte carried.
   s.simulation.fidelity = models::Fidelity::kRequest;
   s.simulation.carry_data.reset();
   Result<sim::ClusterPlan> plan = sim::build_cluster_plan(s, s.seed);
   if (!plan.ok()) return plan.status();
-  if (plan->async_checkpoint || plan->block_volumes) {
+  if (plan->async_checkpoint || (plan->block_volumes && !plan->block)) {
     return refuse("workloads",
                   "a checkpoint or block I/O beside the training read is not run "
                   "by granary-bench yet");
@@ -378,7 +446,7 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
 
 Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan,
                                   const BenchOptions& options) {
-  if (plan.plan.kind != models::WorkloadKind::kTrainingRead) {
+  if (plan.plan.kind == models::WorkloadKind::kCheckpoint) {
     return Status::invalid_argument(plan.plan.scenario.source_path +
                                     ": workloads[0]: a checkpoint writes its own files: nothing "
                                     "to fill");
@@ -408,6 +476,7 @@ Result<nlohmann::json> bench_run(ClusterProcess& process, const BenchPlan& plan,
   if (plan.plan.kind == models::WorkloadKind::kTrainingRead) {
     return run_training(process, plan, options, std::move(report));
   }
+  if (plan.plan.block) return run_block(process, plan, options, std::move(report));
   return run_checkpoint(process, plan, options, std::move(report));
 }
 

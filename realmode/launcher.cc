@@ -466,6 +466,44 @@ json merge(const std::vector<json>& shares) {
     // Quantiles do not merge: the largest of the shares' (each its client host's).
     out["latency_ms"]["read"] = {{"p50", p50}, {"p99", p99}, {"max", mx}};
   }
+  const std::string workload =
+      out.contains("summary") ? out["summary"].value("workload", "") : std::string();
+  if (workload == "block" || workload == "boot_storm") {
+    // Counts and rates add up (the shares' windows are the same length); quantiles do not
+    // merge: each the largest of the shares'.
+    json& s = out["summary"];
+    for (size_t i = 1; i < shares.size(); ++i) {
+      const json& rs = shares[i]["summary"];
+      for (const char* k :
+           {"volumes", "reads", "writes", "copyups", "parent_reads", "nodes_booted"}) {
+        if (s.contains(k)) s[k] = s[k].get<uint64_t>() + rs[k].get<uint64_t>();
+      }
+      for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
+        s[k] = s[k].get<double>() + rs[k].get<double>();
+      }
+      s["measured_seconds"] =
+          std::max(s["measured_seconds"].get<double>(), rs["measured_seconds"].get<double>());
+      if (s.contains("boot_seconds")) {
+        for (auto& [k, v] : s["boot_seconds"].items()) {
+          v = std::max(v.get<double>(), rs["boot_seconds"][k].get<double>());
+        }
+        s["boot_complete"] = s["boot_complete"].get<bool>() && rs["boot_complete"].get<bool>();
+      }
+      for (auto& [op, q] : out["latency_ms"].items()) {
+        if (!shares[i]["latency_ms"].contains(op)) continue;
+        const json& other = shares[i]["latency_ms"][op];
+        const double n = q["count"].get<double>(), m = other["count"].get<double>();
+        q["mean"] = n + m > 0
+                        ? (q["mean"].get<double>() * n + other["mean"].get<double>() * m) / (n + m)
+                        : 0.0;
+        q["count"] = q["count"].get<uint64_t>() + other["count"].get<uint64_t>();
+        for (const char* k : {"p50", "p90", "p99", "p999", "max"}) {
+          q[k] = std::max(q[k].get<double>(), other[k].get<double>());
+        }
+        q.erase("cdf");  // a distribution's points do not merge either
+      }
+    }
+  }
   out["shares"] = shares.size();
   return out;
 }
@@ -650,7 +688,7 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   Cluster& c = *opened;
   if (Status r = check_runnable(c.scenario); !r.ok()) return r;
   if (c.scenario.workloads.size() == 1 &&
-      c.scenario.workloads[0].kind == models::WorkloadKind::kTrainingRead &&
+      c.scenario.workloads[0].kind != models::WorkloadKind::kCheckpoint &&
       !c.state.value("filled", false)) {
     say(o, "filling the dataset");
     Result<std::vector<json>> filled = run_shares(c, "fill", nullptr);

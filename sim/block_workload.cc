@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/carry_data.h"
+
 namespace granary::sim {
 
 BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& spec,
@@ -39,7 +41,8 @@ BlockWorkloadDriver::BlockWorkloadDriver(Env& env, const models::BlockWorkload& 
   }
 }
 
-void BlockWorkloadDriver::start(TaskOptions options) {
+void BlockWorkloadDriver::start(TaskOptions options, double origin_s) {
+  origin_s_ = origin_s;
   for (size_t node = 0; node < volumes_.size(); ++node) {
     for (int t = 0; t < spec_.queue_depth; ++t) {
       ++tasks_;
@@ -59,8 +62,47 @@ void BlockWorkloadDriver::start(TaskOptions options) {
   }
 }
 
+void BlockWorkloadDriver::fail(const Status& s) {
+  std::lock_guard lock(mu_);
+  if (first_error_.ok()) first_error_ = s;
+}
+
+bool BlockWorkloadDriver::failed() const {
+  std::lock_guard lock(mu_);
+  return !first_error_.ok();
+}
+
+Status BlockWorkloadDriver::io(services::BlockVolume& vol, bool write, uint64_t offset) {
+  const uint64_t n = spec_.block_bytes;
+  if (!carry_) {
+    Result<services::BlockIo> done = write ? vol.write(offset, n) : vol.read(offset, n);
+    return done.status();
+  }
+  const std::string& image = vol.spec().image;
+  if (write) {
+    MutableBuffer bytes = env_.allocate(n);
+    fill_content(carry_seed_, image, offset, bytes.span());
+    Result<services::BlockIo> done = vol.write(offset, Payload::of(std::move(bytes).freeze()));
+    if (done.ok()) ++writes_carried_;
+    return done.status();
+  }
+  Buffer data;
+  Result<services::BlockIo> done = vol.read(offset, n, &data);
+  if (!done.ok()) return done.status();
+  std::vector<std::byte> want(n);
+  fill_content(carry_seed_, image, offset, want);
+  if (data.size() != n || !std::equal(want.begin(), want.end(), data.span().begin())) {
+    return Status::corruption(image + ": the " + std::to_string(n) + " bytes at " +
+                              std::to_string(offset) + " read back differ from what was written");
+  }
+  ++reads_verified_;
+  bytes_verified_ += n;
+  return Status();
+}
+
 void BlockWorkloadDriver::record(bool write, double start_s, double end_s, uint64_t bytes) {
   ++completed_;
+  std::lock_guard lock(mu_);
   completions_s_.push_back(end_s);
   end_s_ = std::max(end_s_, end_s);
   if (!boot_ && (start_s < spec_.ramp_s || end_s > spec_.ramp_s + spec_.duration_s)) return;
@@ -83,45 +125,51 @@ void BlockWorkloadDriver::run_random(int node, int task) {
   // from each other by an even fraction of that interval.
   const double interval_s = spec_.rate_iops > 0 ? spec_.queue_depth / spec_.rate_iops : 0;
   double next_start_s = interval_s * task / spec_.queue_depth;
-  while (first_error_.ok() && env_.now_s() < stop_s) {
+  while (!failed() && now_s() < stop_s) {
     if (interval_s > 0) {
       if (next_start_s >= stop_s) return;
-      if (next_start_s > env_.now_s()) env_.sleep_s(next_start_s - env_.now_s());
+      if (next_start_s > now_s()) env_.sleep_s(next_start_s - now_s());
       next_start_s += interval_s;
     }
     const uint64_t offset = rng.uniform(blocks) * spec_.block_bytes;
     const bool write = rng.uniform01() >= spec_.read_fraction;
-    const double t0 = env_.now_s();
-    Result<services::BlockIo> io =
-        write ? vol.write(offset, spec_.block_bytes) : vol.read(offset, spec_.block_bytes);
-    if (!io.ok()) {
-      if (first_error_.ok()) first_error_ = io.status();
+    const double t0 = now_s();
+    if (Status s = io(vol, write, offset); !s.ok()) {
+      fail(s);
       return;
     }
-    record(write, t0, env_.now_s(), spec_.block_bytes);
+    record(write, t0, now_s(), spec_.block_bytes);
   }
 }
 
 void BlockWorkloadDriver::run_boot(int node) {
   services::BlockVolume& vol = *volumes_[node];
-  while (first_error_.ok() && boot_next_[node] < boot_ios_.size()) {
-    const Io op = boot_ios_[boot_next_[node]++];
-    const double t0 = env_.now_s();
-    ++boot_inflight_[node];
-    Result<services::BlockIo> io =
-        op.write ? vol.write(op.offset, spec_.block_bytes) : vol.read(op.offset, spec_.block_bytes);
-    --boot_inflight_[node];
-    if (!io.ok()) {
-      if (first_error_.ok()) first_error_ = io.status();
+  for (;;) {
+    Io op;
+    {
+      std::lock_guard lock(mu_);
+      if (!first_error_.ok() || boot_next_[node] >= boot_ios_.size()) return;
+      op = boot_ios_[boot_next_[node]++];
+      ++boot_inflight_[node];
+    }
+    const double t0 = now_s();
+    const Status s = io(vol, op.write, op.offset);
+    {
+      std::lock_guard lock(mu_);
+      --boot_inflight_[node];
+    }
+    if (!s.ok()) {
+      fail(s);
       return;
     }
-    record(op.write, t0, env_.now_s(), spec_.block_bytes);
-    boot_done_s_[node] = std::max(boot_done_s_[node], env_.now_s());
+    record(op.write, t0, now_s(), spec_.block_bytes);
+    std::lock_guard lock(mu_);
+    boot_done_s_[node] = std::max(boot_done_s_[node], now_s());
   }
 }
 
 void BlockWorkloadDriver::collect(double now_s) {
-  collected_s_ = now_s;
+  collected_s_ = now_s - origin_s_;
   volume_totals_ = {};
   for (const auto* v : volumes_) {
     const auto st = v->stats();

@@ -15,12 +15,23 @@
 //    evenly among the reads), queue_depth at a time; a node has booted when its last I/O
 //    completes.
 //
-// Determinism: offsets and read/write draws come from generators seeded from `seed` and the
-// node and task numbers. Not thread-safe (simulation only); report() after the run.
+// With carry_data(seed) (real mode's granary-bench, on volumes that are not clones): every write
+// carries the bytes its range holds in the image's known content (carry_data.h's fill_content,
+// keyed by the image's path), the same bytes the image was filled with, so whatever order
+// writes and reads of a block run in, a read must return that content; each read is compared
+// with it and a mismatch fails the run (first_error). It checks that no byte is corrupted or
+// lands elsewhere, not that a write was not lost (a lost write leaves the same bytes).
+//
+// Times are measured from start()'s `origin_s` (0 in a simulation; a real run starts its clock
+// before it connects). Determinism: offsets and read/write draws come from generators seeded
+// from `seed` and the node and task numbers. The I/O tasks may run on threads (a RealEnv): the
+// counters are atomics or under a lock; summary() and the rest after the run.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -40,16 +51,26 @@ class BlockWorkloadDriver {
 
   // Spawns the I/O tasks: non-daemons when the block workload is the run (the run lasts until
   // they are done), daemons beside another workload (they stop when it ends).
-  void start(TaskOptions options = {});
+  void start(TaskOptions options = {}, double origin_s = 0);
+  // Before start(): writes carry the images' content and reads are compared with it (see the
+  // header comment).
+  void carry_data(uint64_t content_seed) { carry_seed_ = content_seed, carry_ = true; }
   // Every task has finished.
-  bool done() const { return tasks_done_ == tasks_; }
+  bool done() const { return tasks_done_.load() == tasks_; }
   // Completed I/Os and the bytes they moved so far (for progress).
-  uint64_t completed() const { return completed_; }
+  uint64_t completed() const { return completed_.load(); }
   // The simulated time the workload ended (the last I/O, or the end of the window).
   double end_s() const { return end_s_; }
   size_t volume_count() const { return volumes_.size(); }
   // The first I/O that failed (OK if none did).
-  const Status& first_error() const { return first_error_; }
+  Status first_error() const {
+    std::lock_guard lock(mu_);
+    return first_error_;
+  }
+  // With carry_data: reads compared with the content, and their bytes; writes that carried it.
+  uint64_t reads_verified() const { return reads_verified_.load(); }
+  uint64_t bytes_verified() const { return bytes_verified_.load(); }
+  uint64_t writes_carried() const { return writes_carried_.load(); }
 
   // Reads the volumes' counters: call from a task (their locks are Env semaphores) at the end
   // of the run, before summary(); `now_s` closes the measured window when the I/O is still
@@ -70,6 +91,11 @@ class BlockWorkloadDriver {
   };
   void run_random(int node, int task);
   void run_boot(int node);
+  // One I/O on `vol` (with bytes when carrying data); OK or why it failed.
+  Status io(services::BlockVolume& vol, bool write, uint64_t offset);
+  void fail(const Status& s);
+  bool failed() const;
+  double now_s() const { return env_.now_s() - origin_s_; }
   void record(bool write, double start_s, double end_s, uint64_t bytes);
 
   Env& env_;
@@ -78,13 +104,18 @@ class BlockWorkloadDriver {
   std::vector<services::BlockVolume*> volumes_;
   std::vector<HostId> hosts_;
   uint64_t seed_;
+  double origin_s_ = 0;
+  bool carry_ = false;
+  uint64_t carry_seed_ = 0;
+  mutable std::mutex mu_;            // what the I/O tasks share below, but the atomics
   std::vector<Io> boot_ios_;         // boot storm: the image's boot set
   std::vector<size_t> boot_next_;    // per node: the next I/O of boot_ios_ to issue
   std::vector<double> boot_done_s_;  // per node: when its last I/O completed
   std::vector<int> boot_inflight_;   // per node: I/Os in progress
   int tasks_ = 0;
-  int tasks_done_ = 0;
-  uint64_t completed_ = 0;
+  std::atomic<int> tasks_done_{0};
+  std::atomic<uint64_t> completed_{0};
+  std::atomic<uint64_t> reads_verified_{0}, bytes_verified_{0}, writes_carried_{0};
   double end_s_ = 0;
   Status first_error_;
   LatencyRecorder read_latency_, write_latency_;

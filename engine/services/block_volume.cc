@@ -168,6 +168,36 @@ Result<BlockIo> BlockVolume::write(uint64_t offset, uint64_t length) {
   return BlockIo{length, env_.now_s() - start_s, copyups};
 }
 
+Result<BlockIo> BlockVolume::read(uint64_t offset, uint64_t length, Buffer* data) {
+  if (data == nullptr) return read(offset, length);
+  if (!spec_.parent.empty()) {
+    return Status::not_supported(spec_.image + ": a clone's reads carry no bytes");
+  }
+  if (Status s = check_range(offset, length); !s.ok()) return s;
+  const double start_s = env_.now_s();
+  Result<uint64_t> got = client_.read_extent(spec_.image, offset, length, data);
+  if (!got.ok()) return got.status();
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++stats_.reads;
+  stats_.bytes_read += length;
+  return BlockIo{length, env_.now_s() - start_s, 0};
+}
+
+Result<BlockIo> BlockVolume::write(uint64_t offset, const Payload& data) {
+  if (!spec_.parent.empty()) {
+    return Status::not_supported(spec_.image + ": a clone's writes carry no bytes");
+  }
+  const uint64_t length = data.size_bytes;
+  if (Status s = check_range(offset, length); !s.ok()) return s;
+  const double start_s = env_.now_s();
+  Result<uint64_t> put = client_.write_extent(spec_.image, offset, data);
+  if (!put.ok()) return put.status();
+  std::lock_guard<EnvMutex> lock(mu_);
+  ++stats_.writes;
+  stats_.bytes_written += length;
+  return BlockIo{length, env_.now_s() - start_s, 0};
+}
+
 BlockVolumeStats BlockVolume::stats() const {
   std::lock_guard<EnvMutex> lock(mu_);
   return stats_;

@@ -66,6 +66,11 @@ class BlockVolume {
   // invalid_argument for a zero length or a range past the image's end.
   Result<BlockIo> read(uint64_t offset, uint64_t length);
   Result<BlockIo> write(uint64_t offset, uint64_t length);
+  // With bytes (real mode, carried data): a read that puts the range's bytes in `data` (null:
+  // as read above), a write that carries `data` (its size the length). not_supported for a
+  // clone (a copy-up would have to merge the parent's bytes with the write's).
+  Result<BlockIo> read(uint64_t offset, uint64_t length, Buffer* data);
+  Result<BlockIo> write(uint64_t offset, const Payload& data);
 
   const BlockVolumeSpec& spec() const { return spec_; }
   BlockVolumeStats stats() const;

@@ -244,6 +244,37 @@ TEST_F(RealCli, AReadStormOnAPfsReadsEveryFileBackWhole) {
               r["latency_ms"]["read"]["max"].get<double>());
 }
 
+// Block I/O: the client node's 32 MiB RBD image filled, then 4 KiB random reads and writes
+// (70% reads) at queue depth 8 for 4 s, every write carrying the image's content and every
+// read compared with it, while osd.1 is killed at 0.5 s (the I/O to its PGs waits for the
+// monitor to mark it down, then goes to the new primaries).
+TEST_F(RealCli, BlockIoThroughAnOsdCrashReadsBackWhatWasWritten) {
+  const std::string dir = tmp_ + "/block";
+  const std::string path = write(
+      "block.json", scenario("real-block", dir, hosts_,
+                             R"({"name": "vm", "type": "block", "volume": {"size_gib": 0.03125},
+                   "block_size_kib": 4, "queue_depth": 8, "read_fraction": 0.7,
+                   "duration_s": 4, "ramp_s": 0.1})",
+                             R"({"metric": "carry_data.mismatches", "equals": 0})"));
+  const nlohmann::json r = up_run_verify_down(path, dir, 1);
+  ASSERT_TRUE(r.is_object());
+  const nlohmann::json& s = r["summary"];
+  EXPECT_EQ(s["workload"], "block");
+  EXPECT_GT(s["reads"].get<uint64_t>(), 0u);
+  EXPECT_GT(s["writes"].get<uint64_t>(), 0u);
+  EXPECT_GE(r["carry_data"]["reads_verified"].get<uint64_t>(), s["reads"].get<uint64_t>());
+  ASSERT_EQ(r["failures"].size(), 1u);
+  EXPECT_EQ(r["failures"][0]["injected"], true);
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf(
+      "block 4 KiB, 70%% reads, QD 8, osd.1 killed at 0.5 s: %.0f IOPS over %.2f s, read "
+      "p50 %.2f ms, p99 %.1f ms, max %.1f ms; %llu reads verified\n",
+      s["iops"].get<double>(), s["measured_seconds"].get<double>(),
+      r["latency_ms"]["read"]["p50"].get<double>(), r["latency_ms"]["read"]["p99"].get<double>(),
+      r["latency_ms"]["read"]["max"].get<double>(),
+      static_cast<unsigned long long>(r["carry_data"]["reads_verified"].get<uint64_t>()));
+}
+
 TEST_F(RealCli, WhatItCannotRunIsRefused) {
   const std::string dir = tmp_ + "/refused";
   const std::string workload =

@@ -211,6 +211,12 @@ TEST_F(Bench, ScenariosItCannotRunAreRefusedNamingTheKey) {
       "osd": 0}], "workloads")"));
   EXPECT_EQ(bench("run", failing, &r, &err), 2);
   EXPECT_NE(err.find("failing.json: failures"), std::string::npos) << err;
+  const std::string clone = write_scenario("clone.json", scenario_json("real-clone", 3, R"(
+  {"name": "vm", "type": "block", "volume": {"size_gib": 0.03125, "clone": true}})"));
+  EXPECT_EQ(bench("run", clone, &r, &err), 2);
+  EXPECT_NE(err.find("clone.json: workloads[0].volume.clone: clones are not run by granary-bench"),
+            std::string::npos)
+      << err;
   EXPECT_EQ(bench("run", dir_ + "/absent.json", &r, &err), 2);
   EXPECT_NE(err.find("absent.json"), std::string::npos) << err;
 }
