@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -15,7 +17,44 @@
 
 namespace granary::realmode {
 
+namespace {
+
+// Whether a listening socket could bind 127.0.0.1:port now.
+bool loopback_port_free(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  close(fd);
+  return ok;
+}
+
+// The lowest port the kernel gives to outgoing connections (net.ipv4.ip_local_port_range).
+int ephemeral_low() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  return (in >> low) ? low : 32768;
+}
+
+}  // namespace
+
 int free_loopback_port() {
+  // Below the ephemeral range: a port the kernel picked there could be taken by the source
+  // port of an outgoing connection (another daemon's, to a peer) before its owner binds it.
+  static std::atomic<int> next{-1};
+  const int low = 10000, high = std::max(low + 1, ephemeral_low());
+  if (next.load() < 0) {
+    next = low + static_cast<int>(std::random_device{}() % static_cast<unsigned>(high - low));
+  }
+  for (int tries = 0; tries < high - low; ++tries) {
+    int port = next.fetch_add(1);
+    port = low + (port - low) % (high - low);
+    if (loopback_port_free(port)) return port;
+  }
+  // Nothing free below the range: the kernel's choice.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in sa{};
   sa.sin_family = AF_INET;

@@ -124,9 +124,11 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
 // The JSON of `config` (what load reads back).
 std::string cluster_config_json(const ClusterConfig& config);
 
-// A TCP port of 127.0.0.1 that nobody listens on now (the kernel's choice for port 0; another
-// process could take it before the caller binds it, which the caller then sees as a failed
-// open), for a loopback hosts table.
+// A TCP port of 127.0.0.1 that nobody listens on now, for a loopback hosts table: below the
+// kernel's ephemeral range (so no outgoing connection's source port takes it before its owner
+// binds it), drawn from a random start and then in sequence within this process (the kernel's
+// choice when none is free there). Another process could still take it first, which the
+// caller then sees as a failed open.
 int free_loopback_port();
 
 }  // namespace granary::realmode

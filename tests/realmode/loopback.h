@@ -1,6 +1,6 @@
 // Loopback hosts tables for the real-mode tests: "127.0.0.1:PORT" with ports nobody listens on
-// now (the kernel's choice for port 0; another process could take one before the test binds it,
-// which a test then reports as a failed open). Test-only.
+// now (free_loopback_port: below the ephemeral range; another process could take one before the
+// test binds it, which a test then reports as a failed open). Test-only.
 #pragma once
 
 #include <string>
