@@ -358,7 +358,12 @@ class Peer {
       for (size_t i = 0; i < decoded.size(); ++i)
         rebuilt[decoded[i]] = std::move(bytes[i]).freeze();
     }
-    for (int t : targets) {
+    std::vector<int> held(static_cast<size_t>(n), -1);  // position -> shard it holds now
+    for (const Copy& c : copies) {
+      const int shard = c.info.shard >= 0 ? c.info.shard : c.position;
+      if (c.info.version == version && shard < n && c.position < n) held[c.position] = shard;
+    }
+    for (int t : order_shard_pushes(std::move(held), targets)) {
       const Buffer& chunk = shards.contains(t) ? shards[t] : rebuilt[t];
       if (Status s = push(pg.osds[t], name, chunk, version, logical, t); !s.ok()) return s;
     }
@@ -401,6 +406,31 @@ class Peer {
 };
 
 }  // namespace
+
+std::vector<int> order_shard_pushes(std::vector<int> held, std::vector<int> targets) {
+  auto distinct = [](const std::vector<int>& h) {
+    std::set<int> d;
+    for (int s : h) {
+      if (s >= 0) d.insert(s);
+    }
+    return d.size();
+  };
+  std::vector<int> order;
+  while (!targets.empty()) {
+    size_t best = 0, best_distinct = 0;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      std::vector<int> after = held;
+      after[static_cast<size_t>(targets[i])] = targets[i];
+      const size_t d = distinct(after);
+      if (i == 0 || d > best_distinct) best = i, best_distinct = d;
+    }
+    const int t = targets[best];
+    held[static_cast<size_t>(t)] = t;
+    order.push_back(t);
+    targets.erase(targets.begin() + static_cast<std::ptrdiff_t>(best));
+  }
+  return order;
+}
 
 Result<PeeringReport> peer(Env& env, HostId host, const std::vector<PgMembers>& pgs,
                            const PeeringOptions& options) {

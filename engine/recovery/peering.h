@@ -53,6 +53,15 @@ struct PgMembers {
 // services::osd_endpoint_name(device) ("osd.<id>"), "" where no device fills one.
 std::vector<PgMembers> pg_members(placement::Placement& placement);
 
+// The order in which an erasure-coded PG's peering writes its targets (positions, each given
+// its own shard, overwriting whatever shard the position's OSD holds) so that, stopped after any
+// prefix (a new epoch, a member that dies), the positions hold as many distinct shards as can
+// be: `held[p]` is the shard position p holds of the newest version (-1: none). Each step takes
+// the target whose write leaves the most distinct shards, the first of `targets` on a tie; so a
+// shard held once is overwritten only after it, or a shard it can be rebuilt from, is written
+// elsewhere, where the targets allow.
+std::vector<int> order_shard_pushes(std::vector<int> held, std::vector<int> targets);
+
 struct PeeringOptions {
   ErasureCoding ec;            // the pool's code (k = 0: replicated)
   std::string reply_endpoint;  // on the calling task's host, used by nobody else

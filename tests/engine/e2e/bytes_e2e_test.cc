@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -310,6 +311,41 @@ TEST(ErasureCoded, ShardsMovedToOtherPositionsAreNeverReadAsTheirNewPositionsAnd
   EXPECT_EQ(peered.pushes, 6 * objects.size());
   EXPECT_EQ(scrubbed.scrub_errors + scrubbed.stale_copies + scrubbed.pushes, 0u);
   EXPECT_EQ(scrubbed.scrubbed_copies, 6 * objects.size());
+}
+
+// The distinct shards positions hold after each prefix of `order` (each position given its own).
+std::vector<size_t> distinct_after_each(std::vector<int> held, const std::vector<int>& order) {
+  std::vector<size_t> out;
+  for (int t : order) {
+    held[static_cast<size_t>(t)] = t;
+    std::set<int> d;
+    for (int s : held) {
+      if (s >= 0) d.insert(s);
+    }
+    out.push_back(d.size());
+  }
+  return out;
+}
+
+// A 2+1 PG whose OSDs moved positions (an OSD marked out): position 0's OSD holds shard 2,
+// position 1's shard 0, position 2's OSD is new. Written in position order, the first push puts
+// shard 0 over the only shard 2, and a peering stopped there (the next epoch came) leaves one
+// distinct shard: the object is lost (seen in real mode under TSan's slowdown). The order
+// order_shard_pushes gives keeps two, k, after every push.
+TEST(ErasureCoded, PeeringPushesNeverLeaveFewerDistinctShardsThanBefore) {
+  const std::vector<int> held = {2, 0, -1};
+  EXPECT_EQ(distinct_after_each(held, {0, 1, 2}), (std::vector<size_t>{1, 2, 3}));
+  const std::vector<int> order = recovery::order_shard_pushes(held, {0, 1, 2});
+  ASSERT_EQ(order.size(), 3u);
+  for (size_t d : distinct_after_each(held, order)) EXPECT_GE(d, 2u);
+  // A full rotation of a 4+2 PG: every position holds another shard; no prefix drops below k.
+  const std::vector<int> rotated = {5, 0, 1, 2, 3, 4};
+  const std::vector<int> all = {0, 1, 2, 3, 4, 5};
+  for (size_t d : distinct_after_each(rotated, recovery::order_shard_pushes(rotated, all))) {
+    EXPECT_GE(d, 5u);
+  }
+  // Nothing to lose: the order asked.
+  EXPECT_EQ(recovery::order_shard_pushes({0, -1, -1}, {1, 2}), (std::vector<int>{1, 2}));
 }
 
 }  // namespace
