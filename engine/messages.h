@@ -207,6 +207,10 @@ struct ScanRequest {
   uint32_t pg = 0;
   bool all_pgs = false;
   std::string reply_to;
+  // The scanning primary's map epoch: the member lists once its own map has reached it, so
+  // that a write of an older interval it has not applied yet is refused as stale rather than
+  // applied after the listing (0: at once).
+  uint32_t epoch = 0;
 };
 
 struct ScanReply {

@@ -256,6 +256,19 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
     o.placement = p.map_placement();
     recovery::PrimaryPeering* raw = peering.get();
     o.await_active = [raw](uint32_t pg) { return raw->await_active(pg); };
+    // A peering primary's scan waits for this OSD's map to reach the primary's epoch, so
+    // that a shard or replica write of the interval before, not applied yet, is refused as
+    // stale instead of landing after the listing (and being acknowledged by the old primary
+    // while the new one rolls the object back).
+    RealEnv* env = &p.env();
+    const double bound_s = config.sub_op_timeout_s;
+    o.await_epoch = [maps, env, bound_s](uint32_t epoch) {
+      for (double waited = 0; maps->epoch() < epoch; waited += 0.01) {
+        if (waited >= bound_s) return false;
+        env->sleep_s(0.01);
+      }
+      return true;
+    };
   }
   services::OsdService service(p.env(), host, drive, **store, o);
   service.start();

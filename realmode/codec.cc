@@ -244,6 +244,7 @@ void fields(Io& io, M& m, std::type_identity<ScanRequest>) {
   io.u32("pg", m.pg);
   io.boolean("all_pgs", m.all_pgs);
   io.string("reply_to", m.reply_to);
+  io.u32("epoch", m.epoch);
 }
 
 template <typename Io, typename M>

@@ -32,7 +32,7 @@ namespace granary::realmode {
 inline constexpr uint32_t kFrameMagic = 0x464E5247;  // "GRNF" little-endian
 // 2: Heartbeat carries the OSD process's incarnation. 3: reads, writes and scan listings
 // carry an erasure-coded shard's index.
-inline constexpr uint16_t kFrameVersion = 4;
+inline constexpr uint16_t kFrameVersion = 5;
 inline constexpr size_t kFrameHeaderBytes = 40;
 
 // What a receiver accepts; larger frames are refused before anything is allocated.

@@ -84,6 +84,7 @@ class Peer {
     ScanRequest q;
     q.pg = pg;
     q.all_pgs = many_pgs_;
+    q.epoch = options_.epoch;
     Result<Message> m = call(osd, std::move(q));
     if (!m.ok()) return m.status();
     auto& r = std::get<ScanReply>(m->body);

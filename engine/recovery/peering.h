@@ -70,6 +70,9 @@ struct PeeringOptions {
   // Which PG an object belongs to (the pool's placement); objects of other PGs that a member
   // lists are ignored.
   std::function<uint32_t(const std::string& object)> pg_of;
+  // The map epoch the PGs are peered under: each member lists its objects once its own map
+  // has reached it (ScanRequest::epoch; 0: at once).
+  uint32_t epoch = 0;
 };
 
 struct PeeringReport {

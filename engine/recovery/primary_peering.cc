@@ -108,6 +108,7 @@ bool PrimaryPeering::peer_inactive() {
   o.ec = options_.ec;
   o.reply_endpoint = options_.reply_endpoint;
   o.timeout_s = options_.member_timeout_s;
+  o.epoch = epoch;
   cluster::MapPlacement* placement = &placement_;
   o.pg_of = [placement](const std::string& object) { return placement->group_of(object); };
   Result<PeeringReport> r = peer(env_, host_, pgs, o);

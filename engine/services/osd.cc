@@ -800,6 +800,13 @@ void OsdService::handle_scan(const ScanRequest& request) {
   env_.compute_s(options_.cpu_s_per_op);
   ScanReply reply;
   reply.request_id = request.request_id;
+  if (request.epoch > 0 && options_.await_epoch && !options_.await_epoch(request.epoch)) {
+    reply.ok = false;
+    reply.error = options_.endpoint_name + ": its map has not reached epoch " +
+                  std::to_string(request.epoch) + " yet";
+    env_.send(host_, request.reply_to, Message{std::move(reply), {}});
+    return;
+  }
   Result<std::vector<ObjectListing>> all = backend_->list();
   if (!all.ok()) {
     reply.ok = false;

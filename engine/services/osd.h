@@ -134,6 +134,10 @@ struct OsdServiceOptions {
   // client read and write goes to a handler task (as with an op queue), so that one waiting
   // never holds a worker. Requires `placement`. Null: requests are served at once.
   std::function<bool(uint32_t group)> await_active = nullptr;
+  // A peering scan's epoch (ScanRequest::epoch): blocks until this OSD's map has reached it and
+  // returns true, or returns false after its own bound (the scan is then refused, and the
+  // peering tries again). Null: scans are answered at once.
+  std::function<bool(uint32_t epoch)> await_epoch = nullptr;
   // A DiskStore service: reads of the drive run in parallel, outside the store's lock
   // (StoreBackend's parallel_reads; real mode, where the drive's io_uring queue serves many at
   // once). Off in the simulator, whose results were measured with reads serialised.

@@ -54,7 +54,7 @@ std::vector<MessageBody> samples() {
   write.shard = 3;
   WriteReply write_reply{9, false, "disk full", ReplyError::kInvalid, 0, 3.25};
   CommitRequest commit{10, "ckpt.0007", "client.0", 4.0};
-  ScanRequest scan{11, 17, true, "osd.3"};
+  ScanRequest scan{11, 17, true, "osd.3", 9};
   ScanReply scan_reply{11, true, "", {{"a", {10, 40, 2, 4}}, {"b", {0, 0, 0, -1}}}};
   RemoveRequest remove{12, "a", "osd.1"};
   Heartbeat beat{5, 6.5, 0x0123456789abcdefULL};
