@@ -141,6 +141,20 @@ std::function<uint32_t()> ClusterProcess::map_epoch() {
 
 namespace {
 
+// A daemon's log: `log`, or stderr.
+std::function<void(const std::string&)> log_or_stderr(std::function<void(const std::string&)> log) {
+  if (log) return log;
+  return [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+}
+
+// A task that keeps the daemon's run going until `stop` says so (polled every 100 ms).
+void spawn_until_stopped(ClusterProcess& p, HostId host, const std::string& name,
+                         const std::function<bool()>& stop) {
+  p.env().spawn(host, name + ".main", [&p, stop] {
+    while (!(stop && stop())) p.env().sleep_s(0.1);
+  });
+}
+
 // A daemon's drive (device 0 of its Env) and the store on it: formatted first when `mkfs`,
 // then mounted (the journal replayed).
 Result<std::unique_ptr<store::DiskStore>> open_store(
@@ -164,9 +178,7 @@ Result<std::unique_ptr<store::DiskStore>> open_store(
 }  // namespace
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options) {
-  auto log = options.log ? options.log : [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-  };
+  const auto log = log_or_stderr(options.log);
   if (osd < 0 || static_cast<size_t>(osd) >= config.osds.size()) {
     return Status::invalid_argument("--osd " + std::to_string(osd) + ": the configuration has " +
                                     std::to_string(config.osds.size()) + " OSDs");
@@ -274,9 +286,7 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   service.start();
   if (heartbeat) heartbeat->start();
   if (peering) peering->start();
-  p.env().spawn(host, name + ".main", [&] {
-    while (!(options.stop && options.stop())) p.env().sleep_s(0.1);
-  });
+  spawn_until_stopped(p, host, name, options.stop);
   log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address +
       (config.monitor ? " (following the monitor's maps)" : "") +
       (config.pfs ? " (an OST of the pfs)" : ""));
@@ -286,9 +296,7 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
 }
 
 Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& options) {
-  auto log = options.log ? options.log : [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-  };
+  const auto log = log_or_stderr(options.log);
   if (!config.monitor) {
     return Status::invalid_argument("the cluster configuration has no \"monitor\" section");
   }
@@ -329,9 +337,7 @@ Status run_mon_daemon(const ClusterConfig& config, const MonDaemonOptions& optio
 }
 
 Status run_mds_daemon(const ClusterConfig& config, const MdsDaemonOptions& options) {
-  auto log = options.log ? options.log : [](const std::string& line) {
-    std::fprintf(stderr, "%s\n", line.c_str());
-  };
+  const auto log = log_or_stderr(options.log);
   if (!config.pfs)
     return Status::invalid_argument("the cluster configuration has no \"pfs\" section");
   const ClusterPfs& pfs = *config.pfs;
@@ -371,9 +377,7 @@ Status run_mds_daemon(const ClusterConfig& config, const MdsDaemonOptions& optio
   o.store = &ns;
   services::MetadataService mds(p.env(), pfs.mds_host, std::move(files).value(), o);
   mds.start();
-  p.env().spawn(pfs.mds_host, name + ".main", [&] {
-    while (!(options.stop && options.stop())) p.env().sleep_s(0.1);
-  });
+  spawn_until_stopped(p, pfs.mds_host, name, options.stop);
   log(name + ": serving at " + config.hosts[static_cast<size_t>(pfs.mds_host)].address + ", " +
       std::to_string(config.osds.size()) + " OSTs, stripe count " +
       std::to_string(pfs.stripe_count) + ", stripe size " + std::to_string(pfs.stripe_size_bytes) +

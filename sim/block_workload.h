@@ -54,7 +54,10 @@ class BlockWorkloadDriver {
   void start(TaskOptions options = {}, double origin_s = 0);
   // Before start(): writes carry the images' content and reads are compared with it (see the
   // header comment).
-  void carry_data(uint64_t content_seed) { carry_seed_ = content_seed, carry_ = true; }
+  void carry_data(uint64_t content_seed) {
+    carry_seed_ = content_seed;
+    carry_ = true;
+  }
   // Every task has finished.
   bool done() const { return tasks_done_.load() == tasks_; }
   // Completed I/Os and the bytes they moved so far (for progress).

@@ -371,7 +371,14 @@ Result<FileRead> StorageClient::read_file(std::string_view path, uint64_t size_b
   if (!bytes.ok()) return fail(bytes.status());
   if (data != nullptr) {
     Result<std::vector<std::vector<layout::ByteRange>>> ranges =
-        rados != nullptr ? rados_file_ranges(*rados, 0, size_bytes) : pfs_ranges(path, *reads);
+        std::vector<std::vector<layout::ByteRange>>{};
+    if (rados != nullptr) {
+      ranges = rados_file_ranges(*rados, 0, size_bytes);
+    } else if (Result<layout::LustreFileLayout> l = pfs_layout(path); l.ok()) {
+      ranges = pfs_ranges(*l, path, *reads);
+    } else {
+      ranges = l.status();
+    }
     if (!ranges.ok()) return fail(ranges.status());
     if (Status s = gather_ranges(0, size_bytes, *ranges, replies, data); !s.ok()) return fail(s);
   }
@@ -600,13 +607,12 @@ Result<std::vector<std::vector<layout::ByteRange>>> StorageClient::rados_file_ra
 }
 
 Result<std::vector<std::vector<layout::ByteRange>>> StorageClient::pfs_ranges(
-    std::string_view path, const std::vector<ObjectRead>& requests) {
-  Result<layout::LustreFileLayout> l = pfs_layout(path);
-  if (!l.ok()) return l.status();
+    const layout::LustreFileLayout& layout, std::string_view path,
+    const std::vector<ObjectRead>& requests) {
   std::vector<std::vector<layout::ByteRange>> ranges;
   ranges.reserve(requests.size());
   for (const ObjectRead& r : requests) {
-    Result<std::vector<layout::ByteRange>> one = pfs_file_ranges(*l, path, r);
+    Result<std::vector<layout::ByteRange>> one = pfs_file_ranges(layout, path, r);
     if (!one.ok()) return one.status();
     ranges.push_back(std::move(*one));
   }
@@ -714,15 +720,7 @@ Result<FileWrite> StorageClient::write_whole(std::string_view path, uint64_t siz
             : layout::LustreFileLayout::create(created->stripe_size_bytes, created->ost_indices);
     if (!l.ok()) return fail(l.status());
     writes = pfs_reads(*l, path, 0, size_bytes, p->max_request_bytes);
-    if (writes.ok() && data != nullptr) {
-      std::vector<std::vector<layout::ByteRange>> r;
-      for (const ObjectRead& w : *writes) {
-        Result<std::vector<layout::ByteRange>> one = pfs_file_ranges(*l, path, w);
-        if (!one.ok()) return fail(one.status());
-        r.push_back(std::move(*one));
-      }
-      ranges = std::move(r);
-    }
+    if (writes.ok() && data != nullptr) ranges = pfs_ranges(*l, path, *writes);
   } else {
     const auto& n = std::get<NfsBackend>(backend_);
     writes = nfs_reads(path, n.head_of(path), 0, size_bytes, n.rsize_bytes);

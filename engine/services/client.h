@@ -247,7 +247,8 @@ class StorageClient {
                                                                         uint64_t offset,
                                                                         uint64_t length);
   Result<std::vector<std::vector<layout::ByteRange>>> pfs_ranges(
-      std::string_view path, const std::vector<ObjectRead>& requests);
+      const layout::LustreFileLayout& layout, std::string_view path,
+      const std::vector<ObjectRead>& requests);
   // Each request's bytes cut from `data` (the file's bytes from `offset`) along `ranges`, or,
   // reading, the replies assembled into [offset, offset + length).
   Result<std::vector<Payload>> split_ranges(
