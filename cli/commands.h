@@ -34,6 +34,8 @@ void register_durability_command(CLI::App& app, ExitCode& code);
 void register_test_command(CLI::App& app, ExitCode& code);
 // `granary plan sweep`, added to the `plan` command (cli/sweep_command.cc).
 void add_sweep_subcommand(CLI::App& plan, ExitCode& code);
+// `granary plan capacity` (cli/plan_capacity_command.cc, planner/planner.h).
+void add_capacity_subcommand(CLI::App& plan, ExitCode& code);
 void register_history_commands(CLI::App& app, ExitCode& code);
 void register_catalog_commands(CLI::App& app, ExitCode& code);
 // `granary real up|run|verify|down` (cli/real_command.cc, realmode/launcher.h).

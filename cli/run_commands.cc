@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-#include "cli/child_run.h"
+#include "sim/child_run.h"
 #include "cli/commands.h"
 #include "cli/db_options.h"
 #include "cli/progress.h"
@@ -485,7 +485,7 @@ void run_plan_accelerators(PlanArgs& a, ExitCode& code) {
     if (auto it = au.find(per_node); it != au.end()) return it->second;
     models::Scenario s = *scenario;
     s.cluster.clients.accelerators_per_node = per_node;
-    auto r = run_in_child(s);
+    auto r = sim::run_in_child(s);
     if (!r.ok()) return r.status();
     const double v = (*r)["summary"]["accelerator_utilization"]["mean"].get<double>();
     au[per_node] = v;
@@ -559,6 +559,7 @@ void register_run_commands(CLI::App& app, ExitCode& code) {
       ->check(CLI::Range(1, 4096));
   acc->callback([plan_args, &code] { run_plan_accelerators(*plan_args, code); });
   add_sweep_subcommand(*plan, code);
+  add_capacity_subcommand(*plan, code);
 }
 
 }  // namespace granary::cli

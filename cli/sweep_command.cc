@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/child_run.h"
+#include "sim/child_run.h"
 #include "cli/commands.h"
 #include "cli/db_options.h"
 #include "cli/progress.h"
@@ -201,7 +201,7 @@ void run_sweep(SweepArgs& a, ExitCode& code) {
     const auto progress = point_progress(a, *s, i, values.size(), v);
     sim::RunOptions options;
     if (progress) options.on_progress = [progress](double t, double f) { progress->update(t, f); };
-    auto r = run_in_child(*s, options);
+    auto r = sim::run_in_child(*s, options);
     if (!r.ok()) return fail_input(code, s->source_path + ": " + r.status().message());
     if (progress) progress->finish_at((*r)["summary"].value("simulated_seconds", 0.0));
     points.push_back(point_json(v, *r));
