@@ -1,7 +1,8 @@
 // granary plan capacity: the cheapest design of a plan's space that meets its targets
 // (planner/planner.h, docs/plan-format.md). Simulations run in forked children, --jobs at once;
 // each finished simulation is appended to the run cache (--cache, by default next to --out), so
-// that a cancelled plan continues where it stopped.
+// that a cancelled plan continues where it stopped. Under mpirun the simulations are split over
+// the ranks (cli/mpi_pool.h).
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/db_options.h"
+#include "cli/mpi_pool.h"
 #include "planner/planner.h"
 #include "sim/child_run.h"
 
@@ -29,6 +31,7 @@ struct CapacityArgs {
   std::string catalog_db;
   int jobs = 0;
   bool quiet = false;
+  bool screen_only = false;
 };
 
 // The run cache as a file of JSON lines, {"key": ..., "entry": ...}; a line cut short by a
@@ -130,10 +133,29 @@ Status write_choice(const CapacityArgs& a, const planner::Plan& plan, const nloh
 }
 
 void run_capacity(const CapacityArgs& a, ExitCode& code) {
+  // Under mpirun every rank reads the plan; rank 0 plans and the others simulate its batches.
+  std::unique_ptr<MpiPool> mpi;
+  if (launched_by_mpirun()) {
+    auto pool = MpiPool::start();
+    if (!pool.ok()) return fail_input(code, pool.status());
+    mpi = std::move(pool).value();
+  }
+  const bool worker = mpi != nullptr && mpi->rank() > 0;
   auto catalog = load_catalog(a.catalog_db);
-  if (!catalog.ok()) return fail_input(code, catalog.status());
-  auto plan = planner::load_plan(a.path, *catalog);
-  if (!plan.ok()) return fail_input(code, plan.status());
+  auto plan =
+      catalog.ok() ? planner::load_plan(a.path, *catalog) : Result<planner::Plan>(catalog.status());
+  if (!plan.ok()) {
+    if (worker) {
+      code.value = 2;
+      return;
+    }
+    return fail_input(code, plan.status());
+  }
+  // Under MPI the ranks are the parallelism: one simulation at a time per rank by default.
+  const int jobs = a.jobs > 0 ? a.jobs
+                   : mpi      ? 1
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (worker) return mpi->serve(*catalog, jobs);
   std::unique_ptr<FileCache> cache;
   const std::string cache_path = !a.cache.empty() ? a.cache
                                  : a.out.empty()  ? ""
@@ -147,15 +169,18 @@ void run_capacity(const CapacityArgs& a, ExitCode& code) {
                 << " simulations from an earlier run (resuming)\n";
     }
   }
-  const int jobs =
-      a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   planner::PlannerOptions options;
-  options.batch = jobs;
+  options.batch = jobs * (mpi ? mpi->size() : 1);
   options.cache = cache.get();
+  options.screen_only = a.screen_only;
   if (!a.quiet)
     options.progress = [](const std::string& line) { std::cerr << "granary: " << line << "\n"; };
   auto result = planner::run_plan(
-      *plan, *catalog, [&](const auto& batch) { return sim::run_in_children(batch, jobs); },
+      *plan, *catalog,
+      [&](const std::vector<planner::SimulationRun>& batch) {
+        return mpi ? mpi->run(batch, jobs)
+                   : sim::run_in_children(planner::scenarios_of(batch), jobs);
+      },
       options);
   if (!result.ok()) return fail_input(code, result.status());
   if (!a.out.empty()) {
@@ -165,7 +190,7 @@ void run_capacity(const CapacityArgs& a, ExitCode& code) {
   }
   if (Status s = write_choice(a, *plan, *result); !s.ok()) return fail_input(code, s);
   print_summary(*result);
-  if ((*result)["choice"].is_null()) code.value = 1;
+  if ((*result)["choice"].is_null() && !a.screen_only) code.value = 1;
 }
 
 }  // namespace
@@ -180,11 +205,14 @@ void add_capacity_subcommand(CLI::App& plan, ExitCode& code) {
   cmd->add_option("--out", args->out, "write the plan result (JSON) to this file");
   cmd->add_option("--cache", args->cache,
                   "the run cache that makes a plan resumable (default: OUT.runs.jsonl)");
-  cmd->add_option("--jobs", args->jobs, "simulations at once (default: the machine's cores)")
+  cmd->add_option("--jobs", args->jobs,
+                  "simulations at once (default: the machine's cores; under mpirun, per rank: 1)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--choice-dir", args->choice_dir,
                   "write the chosen design's scenarios (one per case) to this folder");
   cmd->add_flag("--quiet", args->quiet, "no progress lines on stderr");
+  cmd->add_flag("--screen-only", args->screen_only,
+                "screen every point and simulate none (exit 1: no choice without simulation)");
   add_catalog_db_option(*cmd, args->catalog_db);
   cmd->callback([args, &code] { run_capacity(*args, code); });
 }

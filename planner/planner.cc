@@ -140,7 +140,7 @@ Result<size_t> simulate_in_order(const Plan& plan, std::vector<Work>& works,
       window.push_back(next++);
     }
     // The next case of each point of the window, from the cache or to simulate.
-    std::vector<const models::Scenario*> batch;
+    std::vector<SimulationRun> batch;
     std::vector<std::pair<size_t, size_t>> batch_of;  // (window point, case)
     for (size_t o : window) {
       Work& w = works[static_cast<size_t>(order[o])];
@@ -153,7 +153,7 @@ Result<size_t> simulate_in_order(const Plan& plan, std::vector<Work>& works,
           continue;
         }
       }
-      batch.push_back(&w.point.scenarios[c]);
+      batch.push_back({&w.point.scenarios[c], &w.point.scenario_texts[c]});
       batch_of.emplace_back(o, c);
     }
     if (!batch.empty()) {
@@ -316,6 +316,12 @@ std::vector<int> pareto(const std::vector<Work>& works, const std::vector<int>& 
 
 }  // namespace
 
+std::vector<const models::Scenario*> scenarios_of(const std::vector<SimulationRun>& runs) {
+  std::vector<const models::Scenario*> out;
+  for (const SimulationRun& r : runs) out.push_back(r.scenario);
+  return out;
+}
+
 std::string cache_key(const std::string& scenario_text) {
   return models::sha256_hex(std::string(GRANARY_VERSION) + " " + GRANARY_BUILD + "\n" +
                             scenario_text);
@@ -361,12 +367,13 @@ Result<json> run_plan(const Plan& plan, const models::Catalog& catalog, const Si
 
   // The search for the cheapest (planner.h, step 2).
   int choice = -1;
-  auto walked = simulate_in_order(plan, works, candidates, simulate, options,
-                                  static_cast<size_t>(plan.search.max_points), [&](const Work& w) {
-                                    if (!w.meets) return false;
-                                    choice = w.point.index;
-                                    return true;
-                                  });
+  auto walked = simulate_in_order(
+      plan, works, candidates, simulate, options,
+      options.screen_only ? 0 : static_cast<size_t>(plan.search.max_points), [&](const Work& w) {
+        if (!w.meets) return false;
+        choice = w.point.index;
+        return true;
+      });
   if (!walked.ok()) return walked.status();
   // What more money buys (step 3): the next candidates in order of cost.
   if (choice >= 0 && plan.search.front_points > 0) {
@@ -423,8 +430,10 @@ Result<json> run_plan(const Plan& plan, const models::Catalog& catalog, const Si
   } else {
     std::string why = candidates.empty() ? "no point of the space can meet the targets (the "
                                            "screen ruled every one out)"
-                                         : "no simulated point meets every target";
-    if (*walked < candidates.size()) {
+                      : options.screen_only
+                          ? "screened only: simulation decides among the candidates"
+                          : "no simulated point meets every target";
+    if (*walked < candidates.size() && !options.screen_only) {
       const Work& next = works[static_cast<size_t>(candidates[*walked])];
       why +=
           "; the search stopped at search.max_points = " + std::to_string(plan.search.max_points) +

@@ -42,10 +42,19 @@ namespace granary::planner {
 // The format version of plan results ("granary_plan_result").
 inline constexpr int kPlanResultFormat = 1;
 
-// Runs the simulations of a batch of scenarios and returns one report (or the run's error) per
-// scenario, in order.
-using Simulate = std::function<std::vector<Result<nlohmann::json>>(
-    const std::vector<const models::Scenario*>& batch)>;
+// One simulation: a scenario and the text it was parsed from (which a process that runs it
+// elsewhere parses again, against scenario->source_path).
+struct SimulationRun {
+  const models::Scenario* scenario = nullptr;
+  const std::string* text = nullptr;
+};
+// The scenarios of `runs`, in order.
+std::vector<const models::Scenario*> scenarios_of(const std::vector<SimulationRun>& runs);
+
+// Runs the simulations of a batch and returns one report (or the run's error) per run, in
+// order.
+using Simulate =
+    std::function<std::vector<Result<nlohmann::json>>(const std::vector<SimulationRun>& batch)>;
 
 // What a simulation of a case gave, kept between runs of a plan (a cancelled plan resumes
 // where it stopped): looked up by the key of the case's edited scenario (the SHA-256 of its
@@ -60,6 +69,9 @@ class ResultCache {
 
 struct PlannerOptions {
   int batch = 1;  // scenarios handed to Simulate at once (>= 1)
+  // Screen every point and simulate none: the result lists the candidates and their bounds
+  // (no choice: simulation decides).
+  bool screen_only = false;
   ResultCache* cache = nullptr;
   // One line per step ("screened 96 points: 40 may meet the targets", "simulating ...").
   std::function<void(const std::string& line)> progress = {};

@@ -11,6 +11,8 @@ build_pkgs=(
   # real mode (realmode/): libfabric's RDM endpoints (tcp;ofi_rxm here, verbs;ofi_rxm on RDMA NICs)
   # and iproute2 for the network-namespace hosts.
   libfabric-dev iproute2
+  # `mpirun -np N granary plan capacity`: Open MPI splits a plan's simulations over ranks.
+  libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   # granary-gui (gui/): Qt 6 (Qt Charts needs the OpenGL module's CMake files), its SQLite
   # driver, and a font (without one, offscreen labels render as boxes).

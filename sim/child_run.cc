@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <string>
 
@@ -67,8 +69,15 @@ Result<nlohmann::json> finish_child(Child& c) {
   int status = 0;
   waitpid(c.pid, &status, 0);
   if (c.text.rfind("ERROR ", 0) == 0) return Status::invalid_argument(c.text.substr(6));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return Status::io_error("the simulation process died of signal " + std::to_string(sig) + " (" +
+                            strsignal(sig) +
+                            (sig == SIGABRT ? "; SimGrid's message is on stderr" : "") + ")");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || c.text.empty()) {
-    return Status::io_error("the simulation process failed");
+    return Status::io_error("the simulation process failed (exit status " +
+                            std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
   return nlohmann::json::parse(c.text);
 }

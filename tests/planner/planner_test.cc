@@ -236,9 +236,9 @@ TEST(Planner,
   int simulated = 0;
   auto result = run_plan(
       plan, models::Catalog::built_in(),
-      [&](const std::vector<const models::Scenario*>& batch) {
+      [&](const std::vector<SimulationRun>& batch) {
         simulated += static_cast<int>(batch.size());
-        return sim::run_in_children(batch, 2);
+        return sim::run_in_children(scenarios_of(batch), 2);
       },
       PlannerOptions{.batch = 2});
   ASSERT_TRUE(result.ok()) << result.status().message();
@@ -276,9 +276,9 @@ TEST(Planner, TheResultIsTheSameForAnyBatchSizeAndAResumedRunSimulatesNothingAga
   const Plan plan = load("small-plan.json");
   CountingCache cache;
   int runs = 0;
-  auto simulate = [&](const std::vector<const models::Scenario*>& batch) {
+  auto simulate = [&](const std::vector<SimulationRun>& batch) {
     runs += static_cast<int>(batch.size());
-    return sim::run_in_children(batch, 2);
+    return sim::run_in_children(scenarios_of(batch), 2);
   };
   auto one = run_plan(plan, models::Catalog::built_in(), simulate, PlannerOptions{.batch = 1});
   auto three = run_plan(plan, models::Catalog::built_in(), simulate,
@@ -304,8 +304,8 @@ TEST(Planner, ABudgetTooSmallSaysSoAndNamesTheNextCandidate) {
   plan.cases[0].targets[0].values = {0.995};
   auto result = run_plan(
       plan, models::Catalog::built_in(),
-      [](const std::vector<const models::Scenario*>& batch) {
-        return sim::run_in_children(batch, 2);
+      [](const std::vector<SimulationRun>& batch) {
+        return sim::run_in_children(scenarios_of(batch), 2);
       },
       PlannerOptions{});
   ASSERT_TRUE(result.ok());
@@ -330,8 +330,8 @@ TEST(ShippedPlans, EachPlansAndFindsADesign) {
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     auto result = run_plan(
         *plan, models::Catalog::built_in(),
-        [](const std::vector<const models::Scenario*>& batch) {
-          return sim::run_in_children(batch, 2);
+        [](const std::vector<SimulationRun>& batch) {
+          return sim::run_in_children(scenarios_of(batch), 2);
         },
         PlannerOptions{.batch = 2});
     ASSERT_TRUE(result.ok()) << path << ": " << result.status().message();
