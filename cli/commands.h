@@ -40,5 +40,7 @@ void register_history_commands(CLI::App& app, ExitCode& code);
 void register_catalog_commands(CLI::App& app, ExitCode& code);
 // `granary real up|run|verify|down` (cli/real_command.cc, realmode/launcher.h).
 void register_real_commands(CLI::App& app, ExitCode& code);
+// `granary report FILE --pdf --html --csv` (cli/report_command.cc, gui/report/).
+void register_report_command(CLI::App& app, ExitCode& code);
 
 }  // namespace granary::cli

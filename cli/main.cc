@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   granary::cli::register_history_commands(app, code);
   granary::cli::register_catalog_commands(app, code);
   granary::cli::register_real_commands(app, code);
+  granary::cli::register_report_command(app, code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -32,6 +32,7 @@ struct CapacityArgs {
   int jobs = 0;
   bool quiet = false;
   bool screen_only = false;
+  std::string progress = "text";  // --progress: text or json
 };
 
 // The run cache as a file of JSON lines, {"key": ..., "entry": ...}; a line cut short by a
@@ -173,8 +174,25 @@ void run_capacity(const CapacityArgs& a, ExitCode& code) {
   options.batch = jobs * (mpi ? mpi->size() : 1);
   options.cache = cache.get();
   options.screen_only = a.screen_only;
-  if (!a.quiet)
+  if (a.progress == "json") {
+    // One JSON object per line on stderr (for granary-gui): each step's message, and each
+    // simulated point as it is recorded, with the share of the search's budget done.
+    auto done = std::make_shared<int>(0);
+    const double budget = plan->search.max_points + plan->search.front_points;
+    options.progress = [done, budget](const std::string& line) {
+      std::cerr
+          << nlohmann::json{{"progress", std::min(0.99, *done / budget)}, {"message", line}}.dump()
+          << std::endl;
+    };
+    options.on_point = [done, budget](const nlohmann::json& point) {
+      ++*done;
+      std::cerr
+          << nlohmann::json{{"progress", std::min(0.99, *done / budget)}, {"point", point}}.dump()
+          << std::endl;
+    };
+  } else if (!a.quiet) {
     options.progress = [](const std::string& line) { std::cerr << "granary: " << line << "\n"; };
+  }
   auto result = planner::run_plan(
       *plan, *catalog,
       [&](const std::vector<planner::SimulationRun>& batch) {
@@ -211,6 +229,10 @@ void add_capacity_subcommand(CLI::App& plan, ExitCode& code) {
   cmd->add_option("--choice-dir", args->choice_dir,
                   "write the chosen design's scenarios (one per case) to this folder");
   cmd->add_flag("--quiet", args->quiet, "no progress lines on stderr");
+  cmd->add_option("--progress", args->progress,
+                  "text: a line per step on stderr; json: a JSON object per line, with each "
+                  "simulated point (docs/plan-format.md)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--screen-only", args->screen_only,
                 "screen every point and simulate none (exit 1: no choice without simulation)");
   add_catalog_db_option(*cmd, args->catalog_db);

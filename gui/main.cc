@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addOption({"screenshot", "Write the view as a PNG and exit.", "OUT.png"});
-  parser.addOption(
-      {"view", "The view to capture: editor, topology, results or sweep.", "VIEW", "editor"});
+  parser.addOption({"view", "The view to capture: editor, topology, results, sweep or planner.",
+                    "VIEW", "editor"});
   parser.addOption({"report",
                     "With --screenshot: show this report (granary run --out) in the "
                     "results view instead of running the scenario.",
@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
                     "SWEEP.json"});
   parser.addOption(
       {"compare", "With --screenshot: draw this report beside the results.", "OTHER.json"});
+  parser.addOption({"plan", "With --screenshot: open this plan in the planner view.", "PLAN.json"});
+  parser.addOption({"plan-result",
+                    "With --screenshot and --plan: show this result (granary plan capacity "
+                    "--out) in the planner view.",
+                    "RESULT.json"});
   parser.addOption({"size", "The window size in pixels (default 1400x900).", "WxH", "1400x900"});
   parser.addPositionalArgument("scenario", "A scenario file (JSON) to open.", "[SCENARIO.json]");
   if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
@@ -79,7 +84,9 @@ int main(int argc, char** argv) {
     o.report = parser.value("report");
     o.compare = parser.value("compare");
     o.sweep = parser.value("sweep");
-    if (files.isEmpty() && o.report.isEmpty() && o.sweep.isEmpty()) {
+    o.plan = parser.value("plan");
+    o.plan_result = parser.value("plan-result");
+    if (files.isEmpty() && o.report.isEmpty() && o.sweep.isEmpty() && o.plan.isEmpty()) {
       return fail(
           "--screenshot: expected a scenario file, --report REPORT.json or --sweep SWEEP.json");
     }
@@ -87,9 +94,10 @@ int main(int argc, char** argv) {
     QString view_name = parser.value("view");
     if (!parser.isSet("view") && !o.report.isEmpty()) view_name = "results";
     if (!parser.isSet("view") && !o.sweep.isEmpty()) view_name = "sweep";
+    if (!parser.isSet("view") && !o.plan.isEmpty()) view_name = "planner";
     const auto view = granary::gui::parse_view(view_name);
     if (!view)
-      return fail("--view: expected editor, topology, results or sweep, found '" +
+      return fail("--view: expected editor, topology, results, sweep or planner, found '" +
                   parser.value("view") + "'");
     o.view = *view;
     const auto size = granary::gui::parse_size(parser.value("size"));

@@ -16,6 +16,7 @@
 #include "gui/catalog_view.h"
 #include "gui/editor_view.h"
 #include "gui/history_view.h"
+#include "gui/planner_view.h"
 #include "gui/report_data.h"
 #include "gui/results_view.h"
 #include "gui/sweep_view.h"
@@ -40,7 +41,8 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
       options_(std::move(options)),
       doc_(new ScenarioDocument(this)),
       runs_(new RunController(this)),
-      sweeps_(new RunController(this)) {
+      sweeps_(new RunController(this)),
+      plans_(new RunController(this)) {
   if (!options_.ask_to_save) {
     options_.ask_to_save = [](QWidget* parent, const QString& file) {
       return QMessageBox::warning(
@@ -76,10 +78,12 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
   results_options.show_error = options_.show_error;
   results_ = new ResultsView(results_options);
   sweep_view_ = new SweepView;
+  planner_view_ = new PlannerView;
   views_->addTab(editor_, tr("Editor"));
   views_->addTab(topology_, tr("Topology"));
   views_->addTab(results_, tr("Results"));
   views_->addTab(sweep_view_, tr("Sweep"));
+  views_->addTab(planner_view_, tr("Planner"));
   views_->setDocumentMode(true);
   setCentralWidget(views_);
   status_ = new QLabel;
@@ -117,6 +121,44 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
   connect(sweep_view_, &SweepView::open_requested, this, [this] {
     const QString path = options_.ask_file_name(this, false);
     if (!path.isEmpty()) open_sweep(path);
+  });
+  connect(plans_, &RunController::progress_changed, this, [this](double f, double) {
+    progress_->setValue(static_cast<int>(f * 1000));
+    const nlohmann::json& p = plans_->last_progress();
+    if (p.contains("point")) planner_view_->add_point(p["point"]);
+    if (p.contains("message")) {
+      status_->setText(tr("Planning: %1").arg(QString::fromStdString(p["message"])));
+    }
+  });
+  connect(plans_, &RunController::finished, this, [this](const RunOutcome& outcome) {
+    set_busy(false);
+    if (plans_->report() &&
+        (outcome.state == RunState::kSucceeded || outcome.state == RunState::kExpectationsFailed)) {
+      planner_view_->set_result(*plans_->report());
+    } else {
+      planner_view_->set_message(outcome.message.toHtmlEscaped());
+    }
+    status_->setText(outcome.message.split('\n').front());
+  });
+  connect(planner_view_, &PlannerView::open_requested, this, [this] {
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_plan(path);
+  });
+  connect(planner_view_, &PlannerView::run_requested, this, [this] { start_plan(); });
+  connect(planner_view_, &PlannerView::cancel_requested, this, &MainWindow::cancel_run);
+  connect(planner_view_, &PlannerView::open_scenario_requested, this, [this](int point) {
+    if (!maybe_save()) return;
+    const QString path = options_.ask_file_name(this, true);
+    if (!path.isEmpty()) open_plan_point(point, path);
+  });
+  connect(planner_view_, &PlannerView::export_requested, this, [this] {
+    const QString path = options_.ask_file_name(this, true);
+    if (path.isEmpty()) return;
+    if (Status s = planner_view_->export_report(path); !s.ok()) {
+      options_.show_error(this, QString::fromStdString(s.message()));
+    } else {
+      status_->setText(tr("Exported %1").arg(path));
+    }
   });
   if (options_.use_settings) {
     const auto s = settings();
@@ -213,6 +255,10 @@ void MainWindow::build_menus() {
     const QString path = options_.ask_file_name(this, false);
     if (!path.isEmpty()) open_sweep(path);
   });
+  file->addAction(tr("Open P&lan…"), this, [this] {
+    const QString path = options_.ask_file_name(this, false);
+    if (!path.isEmpty()) open_plan(path);
+  });
   file->addAction(tr("&Save"), QKeySequence::Save, this, [this] { save(); });
   file->addAction(tr("Save &As…"), QKeySequence::SaveAs, this, [this] {
     const QString path = options_.ask_file_name(this, true);
@@ -238,6 +284,8 @@ void MainWindow::build_menus() {
                   [this] { show_view(View::kResults); });
   view->addAction(tr("S&weep"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
                   [this] { show_view(View::kSweep); });
+  view->addAction(tr("&Planner"), QKeySequence(Qt::CTRL | Qt::Key_5), this,
+                  [this] { show_view(View::kPlanner); });
 
   QMenu* tools = menuBar()->addMenu(tr("&Tools"));
   tools->addAction(tr("Run &History..."), this, [this] { show_history(); });
@@ -348,6 +396,40 @@ void MainWindow::set_busy(bool busy) {
   sweep_action_->setEnabled(!busy);
   cancel_action_->setEnabled(busy);
   sweep_view_->set_running(busy);
+  if (!busy) planner_view_->set_running(false);
+}
+
+bool MainWindow::open_plan(const QString& path) {
+  QString error;
+  if (!planner_view_->open_plan(path, &error)) {
+    options_.show_error(this, error);
+    return false;
+  }
+  show_view(View::kPlanner);
+  return true;
+}
+
+bool MainWindow::start_plan() {
+  if (is_busy() || planner_view_->plan_path().isEmpty()) return false;
+  planner_view_->set_running(true);
+  planner_view_->set_message(tr("Screening and simulating …"));
+  status_->setText(tr("Starting granary plan capacity …"));
+  set_busy(true);
+  const bool started = plans_->start_plan(
+      [this](const QString& path) { return planner_view_->write_plan_copy(path); },
+      planner_view_->plan_path() + ".runs.jsonl");
+  if (!started && !plans_->is_running()) set_busy(false);
+  return started;
+}
+
+bool MainWindow::open_plan_point(int point, const QString& path) {
+  if (Status s = planner_view_->write_point_scenario(point, 0, path); !s.ok()) {
+    options_.show_error(this, QString::fromStdString(s.message()));
+    return false;
+  }
+  if (!open_file(path)) return false;
+  show_view(View::kEditor);
+  return true;
 }
 
 bool MainWindow::start_run() {
@@ -405,7 +487,7 @@ bool MainWindow::open_sweep(const QString& path) {
 }
 
 void MainWindow::cancel_run() {
-  for (RunController* c : {runs_, sweeps_}) {
+  for (RunController* c : {runs_, sweeps_, plans_}) {
     if (c->is_running()) {
       status_->setText(tr("Cancelling …"));
       c->cancel();

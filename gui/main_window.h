@@ -40,6 +40,7 @@ class RunRecorder;
 class TopologyView;
 class ResultsView;
 class SweepView;
+class PlannerView;
 
 struct MainWindowOptions {
   // Whether to read and write QSettings (recent files, geometry); off for screenshots.
@@ -57,7 +58,7 @@ struct MainWindowOptions {
   QString database_path;
 };
 
-enum class View { kEditor = 0, kTopology = 1, kResults = 2, kSweep = 3 };
+enum class View { kEditor = 0, kTopology = 1, kResults = 2, kSweep = 3, kPlanner = 4 };
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -82,7 +83,15 @@ class MainWindow : public QMainWindow {
   // Shows a sweep file (`granary plan sweep --out`) in the Sweep tab; false (and the error
   // shown) when it is not one.
   bool open_sweep(const QString& path);
-  bool is_busy() const { return runs_->is_running() || sweeps_->is_running(); }
+  bool is_busy() const {
+    return runs_->is_running() || sweeps_->is_running() || plans_->is_running();
+  }
+  // Opens a plan file in the Planner tab; false (and the error shown) when it is not one.
+  bool open_plan(const QString& path);
+  // Runs the Planner tab's edited plan (`granary plan capacity`); false when it cannot start.
+  bool start_plan();
+  // Writes point `point`'s scenario (the plan's first case) to `path` and opens it.
+  bool open_plan_point(int point, const QString& path);
 
   void show_view(View view);
   // Tools > Run History / Hardware Catalog: the windows (created on first use) and the file.
@@ -100,6 +109,8 @@ class MainWindow : public QMainWindow {
   ResultsView* results() const { return results_; }
   RunController* runs() const { return runs_; }
   SweepView* sweep_view() const { return sweep_view_; }
+  PlannerView* planner_view() const { return planner_view_; }
+  RunController* plans() const { return plans_; }
   RunController* sweeps() const { return sweeps_; }
   QProgressBar* progress_bar() const { return progress_; }
   QStringList recent_files() const;
@@ -128,11 +139,13 @@ class MainWindow : public QMainWindow {
   ScenarioDocument* doc_;
   RunController* runs_;
   RunController* sweeps_;
+  RunController* plans_;
   QTabWidget* views_;
   EditorView* editor_;
   TopologyView* topology_;
   ResultsView* results_;
   SweepView* sweep_view_;
+  PlannerView* planner_view_;
   QProgressBar* progress_;
   QLabel* status_;
   QMenu* recent_menu_ = nullptr;

@@ -71,7 +71,7 @@ QString RunController::scenario_file(const ScenarioDocument& doc) {
 
 bool RunController::start(const ScenarioDocument& doc) {
   if (is_running()) return false;
-  sweep_ = false;
+  sweep_ = plan_ = false;
   const QString scenario = scenario_file(doc);
   if (scenario.isEmpty()) return false;
   report_path_ = dir_->filePath("report.json");
@@ -82,12 +82,30 @@ bool RunController::start_sweep(const ScenarioDocument& doc, SweepParameter para
                                 const std::vector<int>& values) {
   if (is_running()) return false;
   sweep_ = true;
+  plan_ = false;
   const QString scenario = scenario_file(doc);
   if (scenario.isEmpty()) return false;
   report_path_ = dir_->filePath("sweep.json");
   return launch("granary plan sweep", {"plan", "sweep", scenario, sweep_flag(parameter),
                                        sweep_values_text(values).remove(' '), "--out", report_path_,
                                        "--progress", "json"});
+}
+
+bool RunController::start_plan(const std::function<Status(const QString& path)>& write_plan,
+                               const QString& cache_path) {
+  if (is_running()) return false;
+  sweep_ = false;
+  plan_ = true;
+  dir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + "/granary-gui-plan-XXXXXX");
+  const QString plan = dir_->filePath("plan.json");
+  if (Status s = dir_->isValid() ? write_plan(plan) : Status::io_error("no temporary directory");
+      !s.ok()) {
+    finish({RunState::kFailed, -1, QString::fromStdString(s.message()), {}});
+    return false;
+  }
+  report_path_ = dir_->filePath("plan-result.json");
+  return launch("granary plan capacity", {"plan", "capacity", plan, "--out", report_path_,
+                                          "--cache", cache_path, "--progress", "json"});
 }
 
 bool RunController::launch(const QString& command, QStringList args) {
@@ -144,7 +162,10 @@ void RunController::on_finished(int exit_code, QProcess::ExitStatus status) {
   read_stderr();
   const QString summary = QString::fromUtf8(process_.readAllStandardOutput());
   if (cancelling_) {
-    finish({RunState::kCancelled, exit_code, sweep_ ? tr("Sweep cancelled.") : tr("Run cancelled."),
+    finish({RunState::kCancelled, exit_code,
+            plan_    ? tr("Plan cancelled.")
+            : sweep_ ? tr("Sweep cancelled.")
+                     : tr("Run cancelled."),
             summary});
     return;
   }
@@ -160,7 +181,9 @@ void RunController::on_finished(int exit_code, QProcess::ExitStatus status) {
       if (!j.is_discarded()) {
         report_ = std::move(j);
         finish({exit_code == 0 ? RunState::kSucceeded : RunState::kExpectationsFailed, exit_code,
-                sweep_           ? tr("Sweep finished.")
+                plan_            ? (exit_code == 0 ? tr("Plan finished.")
+                                                   : tr("Plan finished: no design meets every target."))
+                : sweep_         ? tr("Sweep finished.")
                 : exit_code == 0 ? tr("Run finished.")
                                  : tr("Run finished; an expectation failed."),
                 summary});

@@ -19,6 +19,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -60,6 +61,12 @@ class RunController : public QObject {
   // The child exits 0 with a sweep, anything else is a failure.
   bool start_sweep(const ScenarioDocument& doc, SweepParameter parameter,
                    const std::vector<int>& values);
+  // Starts `granary plan capacity PLAN --out RESULT --progress json --cache CACHE`: `write_plan`
+  // writes the plan to run at the path it is given (in the run's temporary directory). Exit 0
+  // (a design) and 1 (none meets the targets) both give the result as report(); each
+  // simulated point arrives in a progress line's "point" (last_progress()).
+  bool start_plan(const std::function<Status(const QString& path)>& write_plan,
+                  const QString& cache_path);
   // Ends the running child; finished(kCancelled) follows once it is gone.
   void cancel();
   bool is_running() const { return process_.state() != QProcess::NotRunning; }
@@ -108,6 +115,7 @@ class RunController : public QObject {
   nlohmann::json last_progress_;
   QString command_;  // "granary run", "granary plan sweep"
   bool sweep_ = false;
+  bool plan_ = false;
   RunOutcome outcome_;
   std::optional<nlohmann::json> report_;
   QString catalog_db_;

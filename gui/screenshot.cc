@@ -3,11 +3,13 @@
 
 #include <QApplication>
 #include <QEventLoop>
+#include <QFile>
 #include <QImage>
 #include <QPixmap>
 #include <QRegularExpression>
 #include <functional>
 
+#include "gui/planner_view.h"
 #include "gui/results_view.h"
 #include "gui/sweep_view.h"
 
@@ -18,6 +20,7 @@ std::optional<View> parse_view(const QString& text) {
   if (text == "topology") return View::kTopology;
   if (text == "results") return View::kResults;
   if (text == "sweep") return View::kSweep;
+  if (text == "planner") return View::kPlanner;
   return std::nullopt;
 }
 
@@ -74,6 +77,19 @@ Status write_screenshot(const ScreenshotOptions& o) {
     if (!w.open_report(o.report)) return Status::invalid_argument(error.toStdString());
   } else if (!o.sweep.isEmpty()) {
     if (!w.open_sweep(o.sweep)) return Status::invalid_argument(error.toStdString());
+  } else if (!o.plan.isEmpty()) {
+    if (!w.open_plan(o.plan)) return Status::invalid_argument(error.toStdString());
+    if (!o.plan_result.isEmpty()) {
+      QFile f(o.plan_result);
+      const auto j = f.open(QIODevice::ReadOnly)
+                         ? nlohmann::json::parse(f.readAll().toStdString(), nullptr, false)
+                         : nlohmann::json(nullptr);
+      if (!j.is_object() || !j.contains("granary_plan_result")) {
+        return Status::invalid_argument(o.plan_result.toStdString() +
+                                        ": not a plan result (granary plan capacity --out)");
+      }
+      w.planner_view()->set_result(j);
+    }
   } else {
     const Validation& v = w.document()->validation();
     if (o.view != View::kEditor && !v.ok) return Status::invalid_argument(v.message);

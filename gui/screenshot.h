@@ -5,7 +5,8 @@
 // `--report REPORT.json` shows an existing report's results view instead, without a run;
 // `--compare OTHER.json` draws a second report beside it. The sweep view first sweeps the
 // scenario over its default values (`granary plan sweep`, sweep_view.h); `--sweep SWEEP.json`
-// shows a sweep file instead.
+// shows a sweep file instead. `--plan PLAN.json [--plan-result RESULT.json]` shows the planner
+// view with the plan's form and the result's front.
 //
 // Thread-safety: GUI thread only; needs a QApplication.
 #pragma once
@@ -28,11 +29,15 @@ struct ScreenshotOptions {
   QString compare;
   // A sweep file (`granary plan sweep --out`) to show in the sweep view without sweeping.
   QString sweep;
+  // A plan file (docs/plan-format.md) for the planner view, and a plan result
+  // (`granary plan capacity --out`) to show in it without running.
+  QString plan;
+  QString plan_result;
   View view = View::kEditor;
   QSize size{1400, 900};
 };
 
-// "editor", "topology", "results", "sweep" -> the view; nullopt otherwise.
+// "editor", "topology", "results", "sweep", "planner" -> the view; nullopt otherwise.
 std::optional<View> parse_view(const QString& text);
 // "1400x900" -> the size (each side 200..8000); nullopt otherwise.
 std::optional<QSize> parse_size(const QString& text);

@@ -72,8 +72,27 @@ std::vector<std::string> case_metrics(const Plan& plan, size_t c) {
   return m;
 }
 
+// The scalars of object `j`, and its objects of scalars (the figures of a report section
+// without its series and per-resource arrays).
+json scalars(const json& j) {
+  json out = json::object();
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_primitive()) {
+      out[k] = v;
+    } else if (v.is_object() &&
+               std::all_of(v.begin(), v.end(), [](const json& x) { return x.is_primitive(); })) {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
 json entry_of(const std::vector<std::string>& metrics, const json& report) {
-  json e = {{"metrics", json::object()}, {"summary", report.value("summary", json::object())}};
+  json e = {{"metrics", json::object()},
+            {"summary", report.value("summary", json::object())},
+            {"bounds", scalars(report.value("bounds", json::object()))}};
+  if (report.contains("recovery")) e["recovery"] = scalars(report["recovery"]);
   for (const std::string& m : metrics) {
     const json* v = models::find_metric(report, m);
     e["metrics"][m] = v != nullptr && v->is_number() ? *v : json();
@@ -271,7 +290,8 @@ json point_json(const Work& w) {
                    {"quantity", l.quantity},
                    {"unit_usd", round_to(l.unit_usd, 2)},
                    {"total_usd", round_to(l.total_usd, 2)},
-                   {"price_source", l.price_source}});
+                   {"price_source", l.price_source},
+                   {"source", l.source}});
   }
   j["cost_usd"] = round_to(s.cost_usd, 2);
   j["bom"] = bom;
@@ -290,8 +310,12 @@ json point_json(const Work& w) {
     j["margin"] = w.margin ? json(round_to(*w.margin, 6)) : json();
     j["binding"] = w.binding;
     json cases = json::array();
-    for (const json& e : w.entries) cases.push_back(e["summary"]);
-    j["case_summaries"] = cases;
+    for (const json& e : w.entries) {
+      json c = {{"summary", e["summary"]}, {"bounds", e.value("bounds", json::object())}};
+      if (e.contains("recovery")) c["recovery"] = e["recovery"];
+      cases.push_back(std::move(c));
+    }
+    j["cases"] = cases;
   }
   if (!w.failure.empty()) j["failure"] = w.failure;
   return j;

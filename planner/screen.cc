@@ -26,8 +26,10 @@ std::string condition(models::Comparator c, double threshold) {
 
 // The price of `profile` of `kind` ("drive", ...): the plan's override, else the catalog's.
 Result<BomLine> priced(const Plan& plan, const std::string& kind, const std::string& label,
-                       const std::string& profile, double catalog_usd, int64_t quantity) {
+                       const std::string& profile, double catalog_usd, int64_t quantity,
+                       const std::string& source) {
   BomLine line;
+  line.source = source;
   line.kind = label;
   line.profile = profile;
   line.quantity = quantity;
@@ -59,17 +61,18 @@ Status bill_of_materials(const Plan& plan, const models::Scenario& s, Screen& ou
   const int64_t servers = st.count;
   std::vector<Result<BomLine>> lines;
   if (!st.server.name.empty()) {
-    lines.push_back(
-        priced(plan, "server", "storage server", st.server.name, st.server.price_usd, servers));
+    lines.push_back(priced(plan, "server", "storage server", st.server.name, st.server.price_usd,
+                           servers, st.server.source));
   }
   lines.push_back(priced(plan, "drive", "drive", st.drive.name, st.drive.price_usd,
-                         servers * st.drives_per_node));
+                         servers * st.drives_per_node, st.drive.source));
   lines.push_back(priced(plan, "nic", "NIC", st.nic.profile.name, st.nic.profile.price_usd,
-                         servers * st.nic.count));
+                         servers * st.nic.count, st.nic.profile.source));
   const int64_t leaves = storage_leaves(s);
   if (leaves > 0) {
     const auto& sw = s.cluster.fabric.edge_switch;
-    lines.push_back(priced(plan, "switch", "storage leaf switch", sw.name, sw.price_usd, leaves));
+    lines.push_back(
+        priced(plan, "switch", "storage leaf switch", sw.name, sw.price_usd, leaves, sw.source));
   }
   for (auto& l : lines) {
     if (!l.ok()) return l.status();

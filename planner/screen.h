@@ -43,6 +43,7 @@ struct BomLine {
   double unit_usd = 0;
   double total_usd = 0;
   std::string price_source;  // "catalog example" or "plan override"
+  std::string source;        // where the profile's figures and example price come from
 };
 
 // How a target's value was obtained.

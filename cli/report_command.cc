@@ -1,0 +1,75 @@
+// granary report: a run report or a plan result as PDF, HTML and CSV for procurement
+// (gui/report/report_document.h, docs/report-export.md).
+#include <QGuiApplication>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli/commands.h"
+#include "gui/report/report_render.h"
+
+namespace granary::cli {
+namespace {
+
+struct ReportArgs {
+  std::string path;
+  std::string pdf, html, csv;
+};
+
+void run_report(const ReportArgs& a, ExitCode& code) {
+  if (a.pdf.empty() && a.html.empty() && a.csv.empty()) {
+    return fail_input(code, "report: give at least one of --pdf, --html, --csv");
+  }
+  std::ifstream in(a.path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return fail_input(code, a.path + ": not a JSON file");
+  auto doc = report::document_for(j, a.path);
+  if (!doc.ok()) return fail_input(code, doc.status());
+  // Fonts and painting need a QGuiApplication; a terminal has no display.
+  if (std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  int argc = 1;
+  char name[] = "granary";
+  char* argv[] = {name, nullptr};
+  QGuiApplication app(argc, argv);
+  if (!a.pdf.empty()) {
+    if (Status s = report::write_pdf(*doc, a.pdf); !s.ok()) return fail_input(code, s);
+    std::cout << "wrote " << a.pdf << "\n";
+  }
+  if (!a.html.empty()) {
+    if (Status s = report::write_html(*doc, a.html); !s.ok()) return fail_input(code, s);
+    std::cout << "wrote " << a.html << "\n";
+  }
+  if (!a.csv.empty()) {
+    auto files = report::write_csv(*doc, a.csv);
+    if (!files.ok()) return fail_input(code, files.status());
+    for (const auto& f : *files) std::cout << "wrote " << f << "\n";
+  }
+}
+
+}  // namespace
+
+void register_report_command(CLI::App& app, ExitCode& code) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Export a run report or a plan result as PDF, HTML and CSV (docs/report-export.md)");
+  cmd->add_option("file", args->path,
+                  "RUN.json (granary run --out) or PLAN-RESULT.json "
+                  "(granary plan capacity --out)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pdf", args->pdf, "write the report as PDF");
+  cmd->add_option("--html", args->html, "write the report as one self-contained HTML file");
+  cmd->add_option("--csv", args->csv,
+                  "write the main table as CSV (a plan's points; its bill of materials beside it "
+                  "as STEM-bom.csv)");
+  cmd->callback([args, &code] { run_report(*args, code); });
+}
+
+}  // namespace granary::cli
