@@ -12,6 +12,7 @@
 #include <QLineSeries>
 #include <QSaveFile>
 #include <QScatterSeries>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -119,7 +120,7 @@ PlannerView::PlannerView(QWidget* parent) : QWidget(parent) {
 
   auto* view = new QChartView;
   view->setRenderHint(QPainter::Antialiasing);
-  view->setMinimumHeight(260);
+  view->setMinimumHeight(200);
   chart_ = view->chart();
   chart_->setTitle(tr("Cost versus margin of the simulated designs"));
   chart_->legend()->setAlignment(Qt::AlignBottom);
@@ -136,8 +137,14 @@ PlannerView::PlannerView(QWidget* parent) : QWidget(parent) {
   results_layout->addWidget(view, 3);
   results_layout->addWidget(table_, 2);
 
+  // The form scrolls: it never sets the window's minimum height.
+  auto* form_scroll = new QScrollArea;
+  form_scroll->setWidget(form);
+  form_scroll->setWidgetResizable(true);
+  form_scroll->setFrameShape(QFrame::NoFrame);
+  form_scroll->setMinimumWidth(400);
   auto* split = new QSplitter;
-  split->addWidget(form);
+  split->addWidget(form_scroll);
   split->addWidget(results);
   split->setStretchFactor(1, 2);
   auto* buttons = new QHBoxLayout;

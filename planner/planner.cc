@@ -93,6 +93,14 @@ json entry_of(const std::vector<std::string>& metrics, const json& report) {
             {"summary", report.value("summary", json::object())},
             {"bounds", scalars(report.value("bounds", json::object()))}};
   if (report.contains("recovery")) e["recovery"] = scalars(report["recovery"]);
+  // The time series a report draws (throughput, AU, recovery progress): the choice's go into
+  // the result for the report's charts.
+  json series = json::object();
+  if (report.contains("series")) series["run"] = report["series"];
+  if (report.contains("recovery") && report["recovery"].contains("series")) {
+    series["recovery"] = report["recovery"]["series"];
+  }
+  e["series"] = std::move(series);
   for (const std::string& m : metrics) {
     const json* v = models::find_metric(report, m);
     e["metrics"][m] = v != nullptr && v->is_number() ? *v : json();
@@ -449,6 +457,9 @@ Result<json> run_plan(const Plan& plan, const models::Catalog& catalog, const Si
                         {"binding", w.binding},
                         {"margin", w.margin ? json(round_to(*w.margin, 6)) : json()},
                         {"scenarios", w.point.scenario_texts}};
+    json series = json::array();
+    for (const json& e : w.entries) series.push_back(e.value("series", json::object()));
+    result["choice"]["series"] = series;
     say("the cheapest design that meets every target: point " + std::to_string(choice) + " (" +
         w.point.label + "), binding: " + w.binding);
   } else {

@@ -269,6 +269,48 @@ std::optional<Chart> screen_chart(const json& r) {
   return c;
 }
 
+// Throughput and AU over time from a report's `series` (t_s and arrays of the same length),
+// titled with `prefix`.
+void add_series_charts(const json& s, const std::string& prefix, Document& d) {
+  if (!s.is_object() || !s.contains("t_s")) return;
+  Chart rate, au;
+  rate.title = prefix + "Throughput over time";
+  rate.x_label = "simulated time (s)";
+  au.title = prefix + "Accelerator utilisation over time";
+  au.x_label = rate.x_label;
+  au.y_label = "AU (fraction)";
+  for (const auto& [k, v] : s.items()) {
+    if (k == "t_s" || !v.is_array() || v.size() != s["t_s"].size() || v.empty() ||
+        !v[0].is_number()) {
+      continue;
+    }
+    std::string name = k;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    Series line{name, s["t_s"].get<std::vector<double>>(), v.get<std::vector<double>>(), false};
+    if (k.find("utilization") != std::string::npos) {
+      au.series.push_back(std::move(line));
+    } else {
+      rate.y_label = k + " (" + unit_of(k) + ")";
+      rate.series.push_back(std::move(line));
+    }
+  }
+  if (!rate.series.empty()) d.blocks.push_back(chart_block(rate));
+  if (!au.series.empty()) d.blocks.push_back(chart_block(au));
+}
+
+// The bytes left to re-protect over time from a report's `recovery.series`.
+void add_recovery_chart(const json& rs, const std::string& prefix, Document& d) {
+  if (!rs.is_object() || !rs.contains("t_s") || !rs.contains("bytes_remaining")) return;
+  Chart c;
+  c.title = prefix + "Bytes left to re-protect";
+  c.x_label = "simulated time (s)";
+  c.y_label = "bytes remaining (GB)";
+  Series s{"bytes remaining", rs["t_s"].get<std::vector<double>>(), {}, false};
+  for (const json& v : rs["bytes_remaining"]) s.y.push_back(v.get<double>() / 1e9);
+  c.series = {s};
+  d.blocks.push_back(chart_block(c));
+}
+
 void add_cases(const json& r, const json& chosen, Document& d) {
   d.blocks.push_back(heading("Cases"));
   for (size_t i = 0; i < r["cases"].size(); ++i) {
@@ -282,6 +324,13 @@ void add_cases(const json& r, const json& chosen, Document& d) {
     if (cs.contains("recovery") && !cs["recovery"].empty()) {
       d.blocks.push_back(table_block(figures_table(
           "Case " + str(c, "name") + ": failure, recovery and durability", cs["recovery"])));
+    }
+    const json& choice = r["choice"];
+    if (choice.contains("series") && i < choice["series"].size()) {
+      const json& s = choice["series"][i];
+      const std::string prefix = "Case " + str(c, "name") + ": ";
+      add_series_charts(s.value("run", json()), prefix, d);
+      add_recovery_chart(s.value("recovery", json()), prefix, d);
     }
   }
 }
@@ -411,48 +460,13 @@ Result<Document> run_document(const json& r) {
       b.erase("cut");
       d.blocks.push_back(table_block(figures_table("Analytic bounds", b)));
     }
-    if (r.contains("series") && r["series"].contains("t_s")) {
-      const json& s = r["series"];
-      Chart rate, au;
-      rate.title = "Throughput over time";
-      rate.x_label = "simulated time (s)";
-      au.title = "Accelerator utilisation over time";
-      au.x_label = rate.x_label;
-      au.y_label = "AU (fraction)";
-      for (const auto& [k, v] : s.items()) {
-        if (k == "t_s" || !v.is_array() || v.size() != s["t_s"].size() || v.empty() ||
-            !v[0].is_number()) {
-          continue;
-        }
-        std::string name = k;
-        std::replace(name.begin(), name.end(), '_', ' ');
-        Series line{name, s["t_s"].get<std::vector<double>>(), v.get<std::vector<double>>(), false};
-        if (k.find("utilization") != std::string::npos) {
-          au.series.push_back(std::move(line));
-        } else {
-          rate.y_label = k + " (" + unit_of(k) + ")";
-          rate.series.push_back(std::move(line));
-        }
-      }
-      if (!rate.series.empty()) d.blocks.push_back(chart_block(rate));
-      if (!au.series.empty()) d.blocks.push_back(chart_block(au));
-    }
+    add_series_charts(r.value("series", json()), "", d);
     if (r.contains("recovery")) {
       d.blocks.push_back(heading("Failures and recovery"));
       json rec = r["recovery"];
       for (const char* k : {"events", "plans", "per_osd", "series"}) rec.erase(k);
       d.blocks.push_back(table_block(figures_table("Recovery", rec)));
-      const json& rs = r["recovery"].value("series", json::object());
-      if (rs.contains("t_s") && rs.contains("bytes_remaining")) {
-        Chart c;
-        c.title = "Bytes left to re-protect";
-        c.x_label = "simulated time (s)";
-        c.y_label = "bytes remaining (GB)";
-        Series s{"bytes remaining", rs["t_s"].get<std::vector<double>>(), {}, false};
-        for (const json& v : rs["bytes_remaining"]) s.y.push_back(v.get<double>() / 1e9);
-        c.series = {s};
-        d.blocks.push_back(chart_block(c));
-      }
+      add_recovery_chart(r["recovery"].value("series", json::object()), "", d);
     }
     if (r.contains("latency_ms")) {
       Table t;

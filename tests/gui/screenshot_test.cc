@@ -64,8 +64,8 @@ TEST(Screenshot, ErrorsExitTwoWithOneLine) {
   EXPECT_EQ(run_gui({"--screenshot", out, bad}).code, 0);
   Exit view = run_gui({"--screenshot", out, "--view", "charts", testing::flagship()});
   EXPECT_EQ(view.code, 2);
-  EXPECT_TRUE(
-      view.err.startsWith("granary-gui: --view: expected editor, topology, results or sweep"));
+  EXPECT_TRUE(view.err.startsWith(
+      "granary-gui: --view: expected editor, topology, results, sweep or planner"));
 }
 
 }  // namespace
