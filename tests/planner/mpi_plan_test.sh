@@ -9,6 +9,9 @@ ranks=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$granary" plan capacity "$plan" --out "$work/single.json" --jobs 1 --quiet >/dev/null
+# Containers often forbid the cross-process memory copy Open MPI's shared-memory transport tries
+# first (ptrace): plain copies are enough for these messages.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 as_root=()
 [ "$(id -u)" -eq 0 ] && as_root=(--allow-run-as-root)
 mpirun "${as_root[@]}" --oversubscribe -np "$ranks" \
