@@ -18,19 +18,34 @@ namespace {
 struct ReportArgs {
   std::string path;
   std::string pdf, html, csv;
+  std::string validation;  // --validation: scripts/validation_table.py --results
 };
+
+Result<nlohmann::json> read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::not_found(path + ": cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::invalid_argument(path + ": not a JSON file");
+  return j;
+}
 
 void run_report(const ReportArgs& a, ExitCode& code) {
   if (a.pdf.empty() && a.html.empty() && a.csv.empty()) {
     return fail_input(code, "report: give at least one of --pdf, --html, --csv");
   }
-  std::ifstream in(a.path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail_input(code, a.path + ": not a JSON file");
-  auto doc = report::document_for(j, a.path);
+  auto j = read_json(a.path);
+  if (!j.ok()) return fail_input(code, j.status());
+  auto doc = report::document_for(*j, a.path);
   if (!doc.ok()) return fail_input(code, doc.status());
+  if (!a.validation.empty()) {
+    auto v = read_json(a.validation);
+    if (!v.ok()) return fail_input(code, v.status());
+    if (Status s = report::add_validation(*doc, *v, a.validation); !s.ok()) {
+      return fail_input(code, s);
+    }
+  }
   // Fonts and painting need a QGuiApplication; a terminal has no display.
   if (std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
   int argc = 1;
@@ -69,6 +84,10 @@ void register_report_command(CLI::App& app, ExitCode& code) {
   cmd->add_option("--csv", args->csv,
                   "write the main table as CSV (a plan's points; its bill of materials beside it "
                   "as STEM-bom.csv)");
+  cmd->add_option("--validation", args->validation,
+                  "add the comparisons with published figures from this file "
+                  "(scripts/validation_table.py --results FILE)")
+      ->check(CLI::ExistingFile);
   cmd->callback([args, &code] { run_report(*args, code); });
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
 namespace granary::report {
@@ -497,6 +498,58 @@ Result<Document> run_document(const json& r) {
     return d;
   } catch (const json::exception& e) {
     return Status::invalid_argument(std::string("the run report is incomplete: ") + e.what());
+  }
+}
+
+Status add_validation(Document& d, const json& v, const std::string& path) {
+  if (!v.is_object() || !v.contains("mlperf") || !v.contains("recovery") ||
+      !v["mlperf"].is_array() || !v["recovery"].is_array()) {
+    return Status::invalid_argument(
+        path +
+        ": expected the figures of scripts/validation_table.py --results (keys mlperf "
+        "and recovery), found something else");
+  }
+  try {
+    Table t;
+    t.title = "Comparisons with published figures";
+    t.headers = {"system",  "workload", "figure",    "published",
+                 "Granary", "error",    "tolerance", "verdict"};
+    t.numeric = {false, false, false, true, true, true, false, false};
+    auto verdict = [](bool ok, const json& reason) {
+      if (ok) return std::string("within");
+      return reason.is_string() && !reason.get<std::string>().empty()
+                 ? "outside: " + reason.get<std::string>()
+                 : std::string("outside");
+    };
+    for (const json& r : v["mlperf"]) {
+      const int hosts = r["hosts"].get<int>();
+      const int p = r["published_per_host"].get<int>(), g = r["granary_per_host"].get<int>();
+      const std::string q = str(r, "granary_qualifier");
+      t.rows.push_back({str(r, "system"), str(r, "workload"), "supported accelerators (count)",
+                        std::to_string(p * hosts), q + std::to_string(g * hosts),
+                        fixed(100.0 * (g - p) / p, 0) + " %", str(r, "supported_tolerance"),
+                        verdict(r["supported_ok"].get<bool>(), r["reason"])});
+      const double pm = r["published_mib_per_s"].get<double>();
+      const double gm = r["granary_mib_per_s"].get<double>();
+      t.rows.push_back({"", "", "throughput (MiB/s)", fixed(pm, 0), fixed(gm, 0),
+                        fixed(100 * (gm / pm - 1), 1) + " %", "reported", "-"});
+    }
+    for (const json& r : v["recovery"]) {
+      t.rows.push_back({str(r, "system"), str(r, "workload"), "recovery rate (MiB/s)",
+                        fixed(r["published_mib_per_s"].get<double>(), 0),
+                        fixed(r["granary_mib_per_s"].get<double>(), 0),
+                        "x" + fixed(r["ratio"].get<double>(), 2), str(r, "tolerance"),
+                        verdict(r["ok"].get<bool>(), r["reason"])});
+    }
+    t.note =
+        "Granary's simulations of published MLPerf Storage v1.0 submissions and Ceph "
+        "recovery measurements (docs/validation.md), from " +
+        std::filesystem::path(path).filename().string() + ".";
+    d.blocks.push_back(heading("Validation against published figures"));
+    d.blocks.push_back(table_block(std::move(t)));
+    return Status::ok_status();
+  } catch (const json::exception& e) {
+    return Status::invalid_argument(path + ": a validation row is incomplete: " + e.what());
   }
 }
 

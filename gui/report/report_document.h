@@ -69,6 +69,12 @@ Result<Document> run_document(const nlohmann::json& report);
 // Either, by the file's format key; InvalidArgument naming `path` for any other JSON.
 Result<Document> document_for(const nlohmann::json& j, const std::string& path);
 
+// Adds the section "Validation against published figures" from the figures of
+// `scripts/validation_table.py --results FILE` (its "mlperf" and "recovery" rows: published
+// against Granary, the error, the tolerance, the verdict), read from `path` for the messages.
+// InvalidArgument naming `path` for a file that is not such a result.
+Status add_validation(Document& d, const nlohmann::json& results, const std::string& path);
+
 // "$1,234,567" (whole dollars).
 std::string usd(double v);
 // `v` with `digits` decimals.

@@ -8,6 +8,7 @@
 #include <QPageSize>
 #include <QPdfWriter>
 #include <QSvgGenerator>
+#include <QTextOption>
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -236,43 +237,53 @@ class PdfLayout {
     y_ += r.height() + line(f) * gap_lines;
   }
 
-  // Column widths from the text: each column at least its longest word (numbers never wrap),
-  // the rest of the page shared by what each column's longest cell needs beyond that.
+  // A cell's text: wrapped at word boundaries, or inside a word too long for its column.
+  static QTextOption cell_option(bool right) {
+    QTextOption o(right ? Qt::AlignRight : Qt::AlignLeft);
+    o.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    return o;
+  }
+
+  // Column widths: numeric columns get what their longest cell needs (numbers never wrap); the
+  // text columns share the rest in proportion to what their longest cells need, each at most
+  // 45% of the page (longer text wraps).
   std::vector<double> widths(const Table& t) {
     const size_t n = t.headers.size();
-    const double pad = line(font(8)) * 0.6;
-    std::vector<double> min_w(n, 0), nat_w(n, 0);
-    auto measure = [&](size_t c, const std::string& cell, const QFont& f) {
+    const double pad = line(font(8)) * 0.9;  // the cell's padding and a margin for rounding
+    std::vector<double> nat(n, 0);
+    auto measure = [&](size_t c, const std::string& cell, const QFont& f, bool by_word) {
       const QFontMetricsF fm(f, &w_);
-      nat_w[c] =
-          std::max(nat_w[c], std::min(fm.horizontalAdvance(q(cell)), area_.width() * 0.45) + pad);
-      for (const QString& word : q(cell).split(' ')) {
-        min_w[c] = std::max(min_w[c], fm.horizontalAdvance(word) + pad);
+      if (!by_word) {
+        nat[c] =
+            std::max(nat[c], std::min(fm.horizontalAdvance(q(cell)), area_.width() * 0.45) + pad);
+        return;
+      }
+      for (const QString& word : q(cell).split(' ')) {  // a header may wrap between words
+        nat[c] = std::max(nat[c], fm.horizontalAdvance(word) + pad);
       }
     };
     for (size_t c = 0; c < n; ++c) {
-      measure(c, t.headers[c], font(8, true));
+      measure(c, t.headers[c], font(8, true), true);
       for (const auto& row : t.rows) {
-        if (c < row.size()) measure(c, row[c], font(8));
+        if (c < row.size()) measure(c, row[c], font(8), false);
       }
     }
-    double min_sum = 0, nat_sum = 0;
+    double fixed_sum = 0, text_sum = 0;
     for (size_t c = 0; c < n; ++c) {
-      min_sum += min_w[c];
-      nat_sum += nat_w[c];
+      (c < t.numeric.size() && t.numeric[c] ? fixed_sum : text_sum) += nat[c];
     }
     std::vector<double> out(n);
+    const double rest = std::max(area_.width() - fixed_sum, area_.width() * 0.2);
+    const double scale_fixed =
+        fixed_sum > area_.width() * 0.8 ? area_.width() * 0.8 / fixed_sum : 1;
     for (size_t c = 0; c < n; ++c) {
-      if (nat_sum <= area_.width()) {
-        out[c] = nat_w[c] * area_.width() / nat_sum;
-      } else if (min_sum < area_.width()) {
-        const double extra = nat_sum - min_sum;
-        out[c] =
-            min_w[c] + (extra > 0 ? (nat_w[c] - min_w[c]) / extra : 0) * (area_.width() - min_sum);
-      } else {
-        out[c] = min_w[c] * area_.width() / min_sum;
-      }
+      const bool numeric = c < t.numeric.size() && t.numeric[c];
+      out[c] = numeric ? nat[c] * scale_fixed : (text_sum > 0 ? nat[c] / text_sum * rest : 0);
     }
+    // A table narrower than the page keeps its natural widths, stretched to the page.
+    double sum = 0;
+    for (double w : out) sum += w;
+    for (double& w : out) w *= area_.width() / sum;
     return out;
   }
   double row_height(const std::vector<std::string>& cells, const std::vector<double>& w,
@@ -281,9 +292,9 @@ class PdfLayout {
     double h = line(f);
     const double pad = line(f) * 0.3;
     for (size_t c = 0; c < cells.size() && c < w.size(); ++c) {
-      h = std::max(h, p_.boundingRect(QRectF(0, 0, w[c] - 2 * pad, 1e6),
-                                      Qt::AlignLeft | Qt::TextWordWrap, q(cells[c]))
-                          .height());
+      h = std::max(
+          h, p_.boundingRect(QRectF(0, 0, w[c] - 2 * pad, 1e6), q(cells[c]), cell_option(false))
+                 .height());
     }
     return h + pad;
   }
@@ -296,8 +307,8 @@ class PdfLayout {
     p_.setFont(f);
     for (size_t c = 0; c < cells.size() && c < w.size(); ++c) {
       const bool right = c < numeric.size() && numeric[c];
-      p_.drawText(QRectF(x + pad, y_ + pad / 2, w[c] - 2 * pad, h),
-                  (right ? Qt::AlignRight : Qt::AlignLeft) | Qt::TextWordWrap, q(cells[c]));
+      p_.drawText(QRectF(x + pad, y_ + pad / 2, w[c] - 2 * pad, h), q(cells[c]),
+                  cell_option(right));
       x += w[c];
     }
     y_ += h;

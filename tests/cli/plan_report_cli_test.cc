@@ -173,8 +173,8 @@ TEST_F(CapacityCli, ReportsARunAndRefusesAFileThatIsNeither) {
 // HTML and CSV byte for byte; the PDF (QPdfWriter stamps its date) by its text.
 TEST_F(CapacityCli, TheShippedFlagshipReportIsWhatTheCodeMakesOfTheShippedResult) {
   const std::string ex = std::string(GRANARY_SOURCE_DIR) + "/docs/examples/";
-  auto r = granary("report " + ex + "flagship-plan.result.json --html " + at("f.html") + " --csv " +
-                   at("f.csv"));
+  auto r = granary("report " + ex + "flagship-plan.result.json --validation " + ex +
+                   "validation-results.json --html " + at("f.html") + " --csv " + at("f.csv"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(testing::read_file(at("f.html")), testing::read_file(ex + "flagship-plan.html"))
       << "regenerate docs/examples/flagship-plan.* (docs/report-export.md)";
@@ -186,6 +186,28 @@ TEST_F(CapacityCli, TheShippedFlagshipReportIsWhatTheCodeMakesOfTheShippedResult
   EXPECT_NE(text.out.find(result["choice"]["label"].get<std::string>().substr(0, 18)),
             std::string::npos);
   EXPECT_NE(text.out.find("$1,010,000"), std::string::npos);
+}
+
+// --validation adds the comparisons with published figures from validation_table.py's results
+// (the shipped flagship example's); a file that is not one is refused.
+TEST_F(CapacityCli, ValidationFiguresComeFromTheValidationResults) {
+  const std::string ex = std::string(GRANARY_SOURCE_DIR) + "/docs/examples/";
+  auto r = granary("report " + ex + "flagship-plan.result.json --validation " + ex +
+                   "validation-results.json --html " + at("v.html"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = testing::read_file(at("v.html"));
+  const auto v = nlohmann::json::parse(testing::read_file(ex + "validation-results.json"));
+  EXPECT_NE(html.find("Validation against published figures"), std::string::npos);
+  for (const auto& row : v["mlperf"]) {
+    EXPECT_NE(html.find(row["system"].get<std::string>()), std::string::npos) << row["system"];
+  }
+  EXPECT_NE(html.find("recovery rate (MiB/s)"), std::string::npos);
+  auto bad = granary("report " + ex + "flagship-plan.result.json --validation " + ex +
+                     "flagship-plan.json --html " + at("x.html"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("expected the figures of scripts/validation_table.py --results"),
+            std::string::npos)
+      << bad.err;
 }
 
 // Soak (ctest -L soak, a few minutes): the flagship plan run afresh chooses what the shipped
