@@ -346,6 +346,50 @@ std::vector<int> pareto(const std::vector<Work>& works, const std::vector<int>& 
   return front;
 }
 
+// Every point of the plan, built and screened (planner.h, step 1).
+std::vector<Work> screen_all(const Plan& plan, const models::Catalog& catalog) {
+  std::vector<Work> works;
+  for (DesignPoint& p : enumerate_points(plan, catalog)) {
+    Work w;
+    w.point = std::move(p);
+    w.invalid = w.point.invalid;
+    if (w.invalid.empty()) {
+      auto s = screen_point(plan, w.point);
+      if (s.ok()) {
+        w.screen = std::move(s).value();
+        w.state = w.screen->may_meet ? State::kCandidate : State::kRuledOut;
+      } else {
+        w.invalid = s.status().message();
+      }
+    }
+    works.push_back(std::move(w));
+  }
+  return works;
+}
+
+// The result's provenance: the plan, Granary, the cases' files, the search options.
+json result_header(const Plan& plan) {
+  json result;
+  result["granary_plan_result"] = kPlanResultFormat;
+  result["plan"] = {{"name", plan.name},
+                    {"description", plan.description},
+                    {"source", plan.source_path},
+                    {"sha256", plan.source_sha256}};
+  result["granary"] = {{"version", GRANARY_VERSION}, {"build", GRANARY_BUILD}};
+  json cases = json::array();
+  for (const PlanCase& c : plan.cases) {
+    cases.push_back({{"name", c.name},
+                     {"scenario", c.scenario_path},
+                     {"sha256", models::sha256_hex(c.scenario_text)}});
+  }
+  result["cases"] = cases;
+  result["search"] = {{"max_points", plan.search.max_points},
+                      {"front_points", plan.search.front_points},
+                      {"max_fill", plan.search.max_fill},
+                      {"screen_slack", plan.search.screen_slack}};
+  return result;
+}
+
 }  // namespace
 
 std::vector<const models::Scenario*> scenarios_of(const std::vector<SimulationRun>& runs) {
@@ -365,22 +409,7 @@ Result<json> run_plan(const Plan& plan, const models::Catalog& catalog, const Si
   auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
-  std::vector<Work> works;
-  for (DesignPoint& p : enumerate_points(plan, catalog)) {
-    Work w;
-    w.point = std::move(p);
-    w.invalid = w.point.invalid;
-    if (w.invalid.empty()) {
-      auto s = screen_point(plan, w.point);
-      if (s.ok()) {
-        w.screen = std::move(s).value();
-        w.state = w.screen->may_meet ? State::kCandidate : State::kRuledOut;
-      } else {
-        w.invalid = s.status().message();
-      }
-    }
-    works.push_back(std::move(w));
-  }
+  std::vector<Work> works = screen_all(plan, catalog);
   std::vector<int> candidates;
   for (const Work& w : works) {
     if (w.state == State::kCandidate) candidates.push_back(w.point.index);
@@ -420,23 +449,7 @@ Result<json> run_plan(const Plan& plan, const models::Catalog& catalog, const Si
     if (!walked_more.ok()) return walked_more.status();
   }
 
-  json result;
-  result["granary_plan_result"] = kPlanResultFormat;
-  result["plan"] = {{"name", plan.name},
-                    {"description", plan.description},
-                    {"source", plan.source_path},
-                    {"sha256", plan.source_sha256}};
-  result["granary"] = {{"version", GRANARY_VERSION}, {"build", GRANARY_BUILD}};
-  json cases = json::array();
-  for (const PlanCase& c : plan.cases) {
-    cases.push_back({{"name", c.name},
-                     {"scenario", c.scenario_path},
-                     {"sha256", models::sha256_hex(c.scenario_text)}});
-  }
-  result["cases"] = cases;
-  result["search"] = {{"max_points", plan.search.max_points},
-                      {"front_points", plan.search.front_points},
-                      {"max_fill", plan.search.max_fill}};
+  json result = result_header(plan);
   std::vector<int> simulated;
   for (int id : candidates) {
     const State s = works[static_cast<size_t>(id)].state;
