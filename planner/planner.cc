@@ -339,6 +339,11 @@ std::vector<int> pareto(const std::vector<Work>& works, const std::vector<int>& 
     const Work& w = works[static_cast<size_t>(ids[i])];
     const double m = margin(w);
     if (m > best) {
+      // A point as cheap as the last one on the front, with a larger margin, dominates it.
+      if (!front.empty() &&
+          works[static_cast<size_t>(front.back())].screen->cost_usd == w.screen->cost_usd) {
+        front.pop_back();
+      }
       front.push_back(ids[i]);
       best = m;
     }

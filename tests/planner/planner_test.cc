@@ -247,6 +247,15 @@ TEST(Planner,
   EXPECT_EQ((*result)["choice"]["binding"], "storm: AU");
   // The search simulated fewer points than brute force did.
   EXPECT_LT(simulated, static_cast<int>(reports.size()));
+  // The front rises: each point costs more than the one before and has a larger margin.
+  const json& front = (*result)["front"];
+  ASSERT_FALSE(front.empty());
+  for (size_t i = 1; i < front.size(); ++i) {
+    const json& a = (*result)["points"][front[i - 1].get<size_t>()];
+    const json& b = (*result)["points"][front[i].get<size_t>()];
+    EXPECT_LT(a["cost_usd"].get<double>(), b["cost_usd"].get<double>());
+    EXPECT_LT(a["margin"].get<double>(), b["margin"].get<double>());
+  }
   // Every simulated point's measured AU is the brute-force run's (same scenario, same seed).
   for (const json& p : (*result)["points"]) {
     if (p["status"] != "simulated") continue;
