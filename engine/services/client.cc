@@ -154,8 +154,11 @@ std::vector<uint64_t> StorageClient::next_versions(size_t n) {
   return versions;
 }
 
-Status StorageClient::check_read_reply(const ReadReply& reply, const Payload& payload,
-                                       const ObjectRead& read, bool want_bytes) {
+namespace {
+
+// Whether `reply` (with `payload`) answers `read` whole (with its bytes when `want_bytes`).
+Status check_read_reply(const ReadReply& reply, const Payload& payload, const ObjectRead& read,
+                        bool want_bytes) {
   if (!reply.ok) return reply_status(reply.error_code, reply.error);
   if (reply.length != read.length_bytes || payload.size_bytes != read.length_bytes ||
       (want_bytes && !payload.bytes)) {
@@ -166,6 +169,34 @@ Status StorageClient::check_read_reply(const ReadReply& reply, const Payload& pa
   }
   return Status();
 }
+
+// Whether `reply`, from `endpoint`, acknowledges all of `write`.
+Status check_write_reply(const WriteReply& reply, const ObjectRead& write,
+                         const std::string& endpoint) {
+  if (!reply.ok) return reply_status(reply.error_code, reply.error);
+  if (reply.length != write.length_bytes) {
+    return Status::corruption(endpoint + ": wrote " + std::to_string(reply.length) + " of " +
+                              std::to_string(write.length_bytes) + " bytes of " + write.object);
+  }
+  return Status();
+}
+
+// Takes the reply to `read`: its bytes counted (into *bytes and `received`) and its payload
+// kept in *out when one is asked for; or, when it does not answer the read, its error kept in
+// *first_error unless an earlier one is there.
+void take_read_reply(const ReadReply& reply, Payload& payload, const ObjectRead& read, Payload* out,
+                     uint64_t* bytes, std::atomic<uint64_t>& received, Status* first_error) {
+  Status checked = check_read_reply(reply, payload, read, out != nullptr);
+  if (!checked.ok()) {
+    if (first_error->ok()) *first_error = checked;
+    return;
+  }
+  *bytes += reply.length;
+  received.fetch_add(reply.length, std::memory_order_relaxed);
+  if (out != nullptr) *out = std::move(payload);
+}
+
+}  // namespace
 
 bool StorageClient::presumed_lost(const RadosBackend* rados, double sent_s) const {
   return rados != nullptr && rados->same_map_resend_s > 0 &&
@@ -313,16 +344,10 @@ Result<uint64_t> StorageClient::exchange(const std::vector<ObjectRead>& reads, s
     auto it = pending.find(reply->request_id);
     if (it == pending.end()) continue;  // stale (not ours, or answered after a resend)
     const size_t index = it->second.index;
-    const ObjectRead& read = reads[index];
     pending.erase(it);
-    Status checked = check_read_reply(*reply, m->payload, read, replies != nullptr);
-    if (!checked.ok()) {
-      if (first_error.ok()) first_error = checked;
-    } else {
-      bytes += reply->length;
-      bytes_received_.fetch_add(reply->length, std::memory_order_relaxed);
-      if (replies != nullptr) (*replies)[index] = std::move(m->payload);
-    }
+    take_read_reply(*reply, m->payload, reads[index],
+                    replies != nullptr ? &(*replies)[index] : nullptr, &bytes, bytes_received_,
+                    &first_error);
     if (first_error.ok() && next < reads.size()) {
       send_next();
       std::lock_guard<EnvMutex> lock(mu_);
@@ -569,14 +594,8 @@ Result<uint64_t> StorageClient::exchange_writes(const std::vector<ObjectRead>& w
     const ObjectRead& w = writes[it->second.index];
     const std::string endpoint = it->second.endpoint;
     pending.erase(it);
-    if (!reply->ok) {
-      if (first_error.ok()) first_error = reply_status(reply->error_code, reply->error);
-    } else if (reply->length != w.length_bytes) {
-      if (first_error.ok()) {
-        first_error =
-            Status::corruption(endpoint + ": wrote " + std::to_string(reply->length) + " of " +
-                               std::to_string(w.length_bytes) + " bytes of " + w.object);
-      }
+    if (Status checked = check_write_reply(*reply, w, endpoint); !checked.ok()) {
+      if (first_error.ok()) first_error = checked;
     } else {
       bytes += reply->length;
     }

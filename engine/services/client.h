@@ -220,12 +220,6 @@ class StorageClient {
   Result<layout::LustreFileLayout> pfs_layout(std::string_view path);
   // pfs, nfs: the requests for the whole file (rados: plan_rados).
   Result<std::vector<ObjectRead>> plan(std::string_view path, uint64_t size_bytes);
-  // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
-  // replies, re-targeting with the map (RadosBackend::map_epoch).
-  // OK for a successful reply carrying the `read.length_bytes` asked (with their bytes when
-  // `want_bytes`); else the failure it stands for.
-  static Status check_read_reply(const ReadReply& reply, const Payload& payload,
-                                 const ObjectRead& read, bool want_bytes);
   // `n` fresh write versions (see write_file).
   std::vector<uint64_t> next_versions(size_t n);
   // A request sent at `sent_s` and unanswered under the same map for same_map_resend_s
@@ -234,7 +228,9 @@ class StorageClient {
   // The next reply: waiting resend_check_s with a changing map (to look at it again),
   // op_timeout_s without one (kNotFound: nothing came), else for ever.
   Result<Message> await_reply(Endpoint& reply_ep, const RadosBackend* rados);
-  // `replies` (if not null) receives each read's payload, by index.
+  // Sends `reads` (planned under map epoch planned_epoch), window at a time, and collects the
+  // replies, re-targeting with the map (RadosBackend::map_epoch). `replies` (if not null)
+  // receives each read's payload, by index.
   Result<uint64_t> exchange(const std::vector<ObjectRead>& reads, size_t window, Endpoint& reply_ep,
                             uint32_t planned_epoch, std::vector<Payload>* replies = nullptr);
   // `payloads` (if not null): each write's data, by index, sent with a version.

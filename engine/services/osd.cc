@@ -68,6 +68,22 @@ redundancy::ErasureProfile profile_of(const ErasureCoding& ec) {
   return {ec.k, ec.m, ec.stripe_unit_bytes};
 }
 
+// Why an OSD on `backend` refuses `request` outright (read-only, a payload that does not match
+// the request's length, no bytes where the OSD stores data), or empty when it may go on.
+std::string write_refusal(const WriteRequest& request, const Payload& payload,
+                          const ObjectBackend& backend) {
+  if (!backend.writable()) return "read-only: no writes accepted";
+  if (payload.size_bytes != request.length) {
+    return "write of " + std::to_string(request.length) + " bytes carries " +
+           std::to_string(payload.size_bytes);
+  }
+  if (backend.carries_data() && !payload.bytes) {
+    return "write of " + std::to_string(request.length) + " bytes to " + request.object +
+           " carries no bytes, and this OSD stores data";
+  }
+  return {};
+}
+
 }  // namespace
 
 OsdService::OsdService(Env& env, HostId host, Device& device, OsdServiceOptions options)
@@ -514,18 +530,8 @@ void OsdService::handle_write(const WriteRequest& request, const Payload& payloa
     }
     env_.send(host_, request.reply_to, Message{std::move(reply), {}});
   };
-  if (!backend_->writable()) {
-    return answer("read-only: no writes accepted", ReplyError::kInvalid);
-  }
-  if (payload.size_bytes != request.length) {
-    return answer("write of " + std::to_string(request.length) + " bytes carries " +
-                      std::to_string(payload.size_bytes),
-                  ReplyError::kInvalid);
-  }
-  if (backend_->carries_data() && !payload.bytes) {
-    return answer("write of " + std::to_string(request.length) + " bytes to " + request.object +
-                      " carries no bytes, and this OSD stores data",
-                  ReplyError::kInvalid);
+  if (std::string refused = write_refusal(request, payload, *backend_); !refused.empty()) {
+    return answer(refused, ReplyError::kInvalid);
   }
   const uint64_t logical_end = std::max(request.logical_end_bytes, request.offset + request.length);
   // A write planned in a past interval of its group, or one this OSD can no longer answer
