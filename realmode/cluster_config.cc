@@ -143,11 +143,11 @@ void check_keys(Reader& r, const json& obj, const std::string& path,
 // "pool": replicas, or an erasure code whose k + m shards go to distinct hosts.
 void parse_pool(Reader& r, const json& pool, ClusterConfig& c) {
   check_keys(r, pool, "/pool", {"replicas", "erasure", "pg_num"});
-  // Copies and shards go to distinct hosts (rules replicated_host, erasure_host): at most one
-  // per host with OSDs.
-  std::set<int32_t> storage_hosts;
-  for (const ClusterOsd& o : c.osds) storage_hosts.insert(o.host);
-  const auto n = static_cast<int64_t>(storage_hosts.size());
+  // Copies and shards go to distinct servers (rules replicated_host, erasure_host): at most
+  // one per server with OSDs.
+  std::set<std::string> servers;
+  for (const ClusterOsd& o : c.osds) servers.insert(c.hosts[static_cast<size_t>(o.host)].domain());
+  const auto n = static_cast<int64_t>(servers.size());
   c.pg_num = static_cast<uint32_t>(r.integer(pool, "/pool", "pg_num", false, 1, 65536, 32));
   const json* erasure = r.field(pool, "/pool", "erasure", false);
   if (erasure == nullptr) {
@@ -165,8 +165,8 @@ void parse_pool(Reader& r, const json& pool, ClusterConfig& c) {
   c.ec.m = static_cast<int>(r.integer(*erasure, p, "m", true, 1, 32, 1));
   if (r.ok() && c.ec.k + c.ec.m > n) {
     r.fail(p, "k + m = " + std::to_string(c.ec.k + c.ec.m) +
-                  " shards go to as many distinct hosts, found " + std::to_string(n) +
-                  " hosts with OSDs");
+                  " shards go to as many distinct servers, found " + std::to_string(n) +
+                  " servers with OSDs");
   }
   c.ec.stripe_unit_bytes = static_cast<uint64_t>(
       r.integer(*erasure, p, "stripe_unit_bytes", false, 4096, 1 << 24, 4096));
@@ -220,11 +220,15 @@ std::vector<std::string> ClusterConfig::addresses() const {
 
 Result<cluster::OsdMap> ClusterConfig::osd_map() const {
   if (pfs) return Status::invalid_argument("a pfs cluster has no cluster map (no pool)");
+  // One bucket per server, in the order of the servers' first hosts; its OSDs in id order.
   std::vector<crush::GeneratedHost> buckets;
-  for (size_t h = 0; h < hosts.size(); ++h) {
-    crush::GeneratedHost b{hosts[h].name, {}};
+  std::set<std::string> seen;
+  for (const ClusterHost& first : hosts) {
+    const std::string& server = first.domain();
+    if (!seen.insert(server).second) continue;
+    crush::GeneratedHost b{server, {}};
     for (const ClusterOsd& o : osds) {
-      if (static_cast<size_t>(o.host) != h) continue;
+      if (hosts[static_cast<size_t>(o.host)].domain() != server) continue;
       // Ceph's weight: the capacity in TiB, in 16.16 fixed point.
       const uint64_t w = ((o.drive_bytes >> 20) * crush::kWeightOne) >> 20;
       b.devices.emplace_back(o.id, static_cast<uint32_t>(std::max<uint64_t>(w, 1)));
@@ -274,11 +278,12 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
   for (size_t i = 0; i < hosts->size(); ++i) {
     const std::string p = "/hosts/" + std::to_string(i);
     const json& h = (*hosts)[i];
-    check_keys(r, h, p, {"name", "address", "cores"});
+    check_keys(r, h, p, {"name", "address", "cores", "server"});
     ClusterHost host;
     host.name = r.string(h, p, "name", true);
     host.address = r.string(h, p, "address", true);
     host.cores = static_cast<int>(r.integer(h, p, "cores", false, 1, 4096, 1));
+    host.server = r.string(h, p, "server", false, "");
     if (r.ok() && !addresses.insert(host.address).second) {
       r.fail(p + "/address", "'" + host.address + "' is another host's address too");
     }
@@ -373,7 +378,9 @@ std::string cluster_config_json(const ClusterConfig& c) {
   j["key_file"] = c.key_file;
   j["hosts"] = json::array();
   for (const ClusterHost& h : c.hosts) {
-    j["hosts"].push_back({{"name", h.name}, {"address", h.address}, {"cores", h.cores}});
+    json host = {{"name", h.name}, {"address", h.address}, {"cores", h.cores}};
+    if (!h.server.empty()) host["server"] = h.server;
+    j["hosts"].push_back(std::move(host));
   }
   j["osds"] = json::array();
   for (const ClusterOsd& o : c.osds) {

@@ -6,6 +6,7 @@
 //
 //   {"version": 1, "provider": "tcp;ofi_rxm", "key_file": "/run/granary/key",
 //    "hosts": [{"name": "storage0", "address": "127.0.0.1:40001", "cores": 4}, ...],
+//      (a host may name the storage server it is part of: "server": "storage0"; see below)
 //    "osds": [{"id": 0, "host": 0, "drive": "/var/lib/granary/osd.0.img",
 //              "drive_bytes": 67108864, "queue_depth": 32}, ...],
 //    "names": {"c3": 3, "peer": 3},
@@ -20,13 +21,16 @@
 //    "timeouts": {"op_s": 5, "sub_op_s": 5, "handshake_s": 5}}
 //
 // OSD i's endpoint is "osd.<id>" on its host; a client's endpoints are the names under
-// "names" (the prefix of its reply endpoints). The pool (id 1) is placed by CRUSH as Ceph
-// places a replicated pool: a map with one bucket per host that has OSDs (named as the host),
+// "names" (the prefix of its reply endpoints). A host is one address, so one process: a storage
+// server with several OSDs (one process per drive, as Ceph runs them) is several hosts, each
+// OSD's, that name the same "server". The pool (id 1) is placed by CRUSH as Ceph
+// places a replicated pool: a map with one bucket per server that has OSDs (named as the
+// server; a host without "server" is a server of its own),
 // each OSD weighted by its drive's capacity in TiB (Ceph's convention), rule
-// "replicated_host" (chooseleaf firstn 0 type host: copies on distinct hosts), pg_num PGs; an
+// "replicated_host" (chooseleaf firstn 0 type host: copies on distinct servers), pg_num PGs; an
 // erasure-coded pool as Ceph places one: size k + m, rule "erasure_host" (chooseleaf indep 0
 // type host: shard i in position i, a position left empty when no host is found for it,
-// never shifted), so k + m may not exceed the hosts with OSDs. Its stripe unit (the bytes of
+// never shifted), so k + m may not exceed the servers with OSDs. Its stripe unit (the bytes of
 // one data chunk of a stripe: Ceph's osd_pool_erasure_code_stripe_unit, 4 KiB by default) is
 // a multiple of the stores' 4 KiB block. An object's primary is the first OSD of its group's
 // acting set that is not empty (Ceph's choice for an erasure-coded PG whose shard 0 has no OSD).
@@ -65,6 +69,12 @@ struct ClusterHost {
   std::string name;
   std::string address;  // IP:PORT
   int cores = 1;
+  // The storage server (CRUSH host bucket, the failure domain) this host's OSDs belong to;
+  // empty: the host is its own. Several OSD processes of one server are hosts of their own
+  // (an address each: a port of the server's IP) with the same `server`.
+  std::string server;
+  // The failure domain: `server`, or the host's name.
+  const std::string& domain() const { return server.empty() ? name : server; }
 };
 
 struct ClusterOsd {

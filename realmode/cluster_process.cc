@@ -3,12 +3,16 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "engine/cluster/monitor.h"
 #include "engine/recovery/primary_peering.h"
@@ -175,7 +179,61 @@ Result<std::unique_ptr<store::DiskStore>> open_store(
   return store;
 }
 
+// Applies the fault file to the drive at start and whenever the file changes (its modification
+// time or its presence), from a daemon task polling it every 100 ms.
+void follow_fault_file(ClusterProcess& p, HostId host, const std::string& name,
+                       const std::string& path, UringDevice& drive,
+                       const std::function<void(const std::string&)>& log) {
+  auto apply = [&drive, path, name, log] {
+    Result<double> f = read_drive_faults(path);
+    if (!f.ok()) {
+      log(name + ": " + f.status().message() + " (faults unchanged)");
+      return;
+    }
+    if (*f == drive.slowdown()) return;
+    drive.set_slowdown(*f);
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", *f);
+    log(name + ": " +
+        (*f > 1 ? "drive slowed: every I/O takes " + std::string(factor) + "x as long"
+                : std::string("drive back to its own speed")));
+  };
+  auto stamp = [path] {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return int64_t{-1};
+    return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  };
+  apply();
+  p.env().spawn(
+      host, name + ".faults",
+      [&p, apply, stamp, seen = stamp()]() mutable {
+        for (;;) {
+          p.env().sleep_s(0.1);
+          if (const int64_t now = stamp(); now != seen) {
+            seen = now;
+            apply();
+          }
+        }
+      },
+      TaskOptions{.daemon = true});
+}
+
 }  // namespace
+
+Result<double> read_drive_faults(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return 1.0;
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.size() != 1 || !j.contains("slow_factor") ||
+      !j["slow_factor"].is_number() || !(j["slow_factor"].get<double>() >= 1) ||
+      !(j["slow_factor"].get<double>() <= 1e6)) {
+    return Status::invalid_argument(
+        path + ": expected {\"slow_factor\": a number in 1..1e6}, found " + text.str());
+  }
+  return j["slow_factor"].get<double>();
+}
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options) {
   const auto log = log_or_stderr(options.log);
@@ -223,6 +281,9 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   Result<std::unique_ptr<store::DiskStore>> store = open_store(p, d, options.mkfs, name, log);
   if (!store.ok()) return store.status();
   Device& drive = p.env().device(0);
+  if (!options.fault_file.empty()) {
+    follow_fault_file(p, me.host, name, options.fault_file, static_cast<UringDevice&>(drive), log);
+  }
   {
     const auto [offset, bytes] = (*store)->journal_region();
     journal->store(offset << 32 | bytes / 1024);

@@ -101,11 +101,20 @@ struct OsdDaemonOptions {
   // halfway through its Nth write to the store's journal after mounting: the first half of
   // the write's 512-byte sectors reach the drive (written and synced), the rest never do.
   int kill_at_journal_write = 0;
+  // Fault injection (granary real's slow_drive): a JSON file, {"slow_factor": F} (F >= 1), read
+  // when the daemon starts and again whenever it changes (polled every 100 ms; absent: no
+  // fault): the drive's every I/O then takes F times as long (UringDevice::set_slowdown). A
+  // file that does not parse is logged and changes nothing. Empty: none.
+  std::string fault_file;
   // Polled every 100 ms; the daemon ends (cleanly) once it returns true (SIGTERM's handler).
   std::function<bool()> stop;
   // Where each step is said ("osd.2: mounted, 12 journal records replayed"); null: stderr.
   std::function<void(const std::string&)> log;
 };
+
+// The slow factor a fault file (OsdDaemonOptions::fault_file) asks for: 1 when the file is
+// absent; InvalidArgument naming the file for one that is not {"slow_factor": F >= 1}.
+Result<double> read_drive_faults(const std::string& path);
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options);
 

@@ -1,7 +1,7 @@
 // granary-osd: one OSD of a real-mode cluster (realmode/README.md). Reads the cluster
 // configuration (cluster_config.h), serves OSD --osd on its drive until SIGTERM or SIGINT, and
 // says each step on stderr. Needs no privilege beyond its drive and its port.
-//   granary-osd --config cluster.json --osd 2 [--mkfs]
+//   granary-osd --config cluster.json --osd 2 [--mkfs] [--fault-file osd.2.faults]
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   app.add_option("--kill-at-journal-write", kill_at,
                  "tests: kill itself halfway through its Nth journal write after mounting")
       ->check(CLI::Range(1, 1 << 30));
+  std::string fault_file;
+  app.add_option("--fault-file", fault_file,
+                 "injected drive faults: a JSON file {\"slow_factor\": F}, followed while it runs");
   CLI11_PARSE(app, argc, argv);
   granary::realmode::install_stop_signals();
   auto config = granary::realmode::load_cluster_config(config_path);
@@ -34,6 +37,7 @@ int main(int argc, char** argv) {
   o.mkfs = mkfs;
   o.worker_tasks = workers;
   o.kill_at_journal_write = kill_at;
+  o.fault_file = fault_file;
   o.stop = granary::realmode::stop_requested;
   const granary::Status s = granary::realmode::run_osd_daemon(*config, osd, o);
   if (!s.ok()) {

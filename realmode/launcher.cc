@@ -21,6 +21,7 @@
 
 #include "models/catalog.h"
 #include "models/expectations.h"
+#include "models/random_failures.h"
 #include "models/scenario_json.h"
 #include "realmode/auth.h"
 #include "realmode/cluster_config.h"
@@ -127,6 +128,27 @@ bool wait_logged(const std::string& log, const std::string& what, size_t count, 
 // ---------------------------------------------------------------------------------------------
 // The cluster's folder and its state
 
+// Hosts of the cluster file (an address, a process each): the OSDs (or OSTs) 0..S*D-1, OSD o
+// on host o of storage server o / D (the scenario's numbering: server h holds OSDs h*D ..),
+// then the monitor (rados) or the MDS (pfs), then the client nodes. Machines (a network
+// namespace, a veth and an IP each): the storage servers 0..S-1 (their OSDs on ports 7000 +
+// d of its IP), the monitor's S, the client nodes' S+1...
+struct Layout {
+  int storage = 0, drives = 1, clients = 0;
+  int osds() const { return storage * drives; }
+  int mon() const { return osds(); }
+  int client(int c) const { return osds() + 1 + c; }
+  int hosts() const { return osds() + 1 + clients; }
+  int machines() const { return storage + 1 + clients; }
+  int machine_of(int host) const { return host < osds() ? host / drives : host - osds() + storage; }
+  int port_of(int host) const { return 7000 + (host < osds() ? host % drives : 0); }
+};
+
+Layout layout_of(const models::Scenario& s) {
+  return Layout{s.cluster.storage.count, s.cluster.storage.drives_per_node,
+                s.cluster.clients.count};
+}
+
 struct Cluster {
   models::Scenario scenario;
   std::string dir;
@@ -134,10 +156,14 @@ struct Cluster {
 
   std::string path(const std::string& name) const { return dir + "/" + name; }
   void save() const { std::ofstream(path("state.json")) << state.dump(2) << "\n"; }
-  std::string netns_of(int host) const {
+  // The network namespace of a machine (Layout), of a host of the cluster file.
+  std::string netns_of_machine(int machine) const {
     return state.value("namespaces", false)
-               ? state["tag"].get<std::string>() + "h" + std::to_string(host)
+               ? state["tag"].get<std::string>() + "h" + std::to_string(machine)
                : std::string();
+  }
+  std::string netns_of(int host) const {
+    return netns_of_machine(layout_of(scenario).machine_of(host));
   }
 };
 
@@ -162,19 +188,6 @@ Result<Cluster> open_cluster(const std::string& scenario_path) {
   return c;
 }
 
-// Hosts: storage servers 0..S-1 (one OSD or OST each), the monitor (rados) or the MDS (pfs)
-// S, client nodes S+1...
-struct Layout {
-  int storage = 0, clients = 0;
-  int mon() const { return storage; }
-  int client(int c) const { return storage + 1 + c; }
-  int hosts() const { return storage + 1 + clients; }
-};
-
-Layout layout_of(const models::Scenario& s) {
-  return Layout{s.cluster.storage.count, s.cluster.clients.count};
-}
-
 // What real mode cannot run from this scenario, naming the key.
 Status check_runnable(const models::Scenario& s) {
   const std::string& f = s.source_path;
@@ -190,28 +203,25 @@ Status check_runnable(const models::Scenario& s) {
         ": storage.pfs: real mode runs one granary-mds with a stripe size that is a multiple "
         "of 64 KiB");
   }
-  if (s.cluster.storage.drives_per_node != 1) {
+  if (layout_of(s).hosts() > 200) {
     return Status::invalid_argument(
-        f +
-        ": cluster.storage.drive.count: real mode runs one OSD per storage server (a "
-        "process per host of the cluster file), found " +
-        std::to_string(s.cluster.storage.drives_per_node));
+        f + ": cluster: real mode brings up at most 200 processes here (one per OSD: " +
+        "storage.count x drive.count, a monitor, one per client node), found " +
+        std::to_string(layout_of(s).hosts()));
   }
-  if (s.cluster.storage.count + s.cluster.clients.count + 1 > 200) {
-    return Status::invalid_argument(f + ": cluster: real mode brings up at most 200 hosts here");
-  }
-  for (const models::FailureEvent& e : s.failures) {
+  // Random drive failures are drawn from the scenario's seed, as the simulator draws them.
+  for (const models::FailureEvent& e : models::expand_failures(s, s.seed)) {
     using K = models::FailureKind;
     const bool netns_kind =
         e.kind == K::kNicDown || e.kind == K::kNicUp || e.kind == K::kNicDegraded;
     if (e.kind != K::kOsdCrash && e.kind != K::kOsdRestart && e.kind != K::kHostDown &&
         e.kind != K::kHostRestart && e.kind != K::kDriveFailure && e.kind != K::kDriveReplace &&
-        e.kind != K::kPartition && e.kind != K::kHeal && !netns_kind) {
+        e.kind != K::kPartition && e.kind != K::kHeal && e.kind != K::kSlowDrive && !netns_kind) {
       return Status::invalid_argument(
           f +
           ": failures: real mode injects osd_crash, osd_restart, host_down, host_restart, "
-          "drive_failure, drive_replace, partition, heal, nic_down, nic_up and nic_degraded, "
-          "found " +
+          "drive_failure, drive_replace, slow_drive, partition, heal, nic_down, nic_up and "
+          "nic_degraded, found " +
           std::string(models::failure_kind_name(e.kind)));
     }
     if (pfs && (e.kind == K::kDriveFailure || e.kind == K::kDriveReplace)) {
@@ -226,18 +236,13 @@ Status check_runnable(const models::Scenario& s) {
           " needs real.hosts \"namespaces\" (a link to take down or shape)");
     }
   }
-  if (!s.random_drive_failures.empty()) {
-    return Status::invalid_argument(f +
-                                    ": failures: random drive failures are not injected in "
-                                    "real mode");
-  }
   return Status::ok_status();
 }
 
-// The link rate of host h's veth, Gbit/s: real.link_gbps, else its modelled NICs.
-double link_gbps(const models::Scenario& s, const Layout& l, int h) {
+// The link rate of machine m's veth, Gbit/s: real.link_gbps, else its modelled NICs.
+double link_gbps(const models::Scenario& s, const Layout& l, int m) {
   if (s.real.link_gbps > 0) return s.real.link_gbps;
-  const models::NicSpec& nic = h < l.storage ? s.cluster.storage.nic : s.cluster.clients.nic;
+  const models::NicSpec& nic = m < l.storage ? s.cluster.storage.nic : s.cluster.clients.nic;
   return nic.profile.gbps * nic.profile.ports * nic.count;
 }
 
@@ -249,18 +254,18 @@ Status make_namespaces(Cluster& c, const Layout& l) {
   c.save();
   if (Status s = sh("ip link add " + br + " type bridge"); !s.ok()) return s;
   if (Status s = sh("ip link set " + br + " up"); !s.ok()) return s;
-  for (int h = 0; h < l.hosts(); ++h) {
-    const std::string ns = c.netns_of(h), veth = tag + "v" + std::to_string(h);
+  for (int m = 0; m < l.machines(); ++m) {
+    const std::string ns = c.netns_of_machine(m), veth = tag + "v" + std::to_string(m);
     c.state["netns"].push_back(ns);
     c.save();
     const std::string in = "ip netns exec " + ns + " ";
-    const double gbps = link_gbps(c.scenario, l, h);
+    const double gbps = link_gbps(c.scenario, l, m);
     const std::string rate =
         std::to_string(static_cast<int64_t>(std::llround(gbps * 1000))) + "mbit";
     for (const std::string& cmd :
          {"ip netns add " + ns, "ip link add " + veth + " type veth peer name eth0 netns " + ns,
           "ip link set " + veth + " master " + br + " up",
-          in + "ip addr add " + net + "." + std::to_string(h + 2) + "/24 dev eth0",
+          in + "ip addr add " + net + "." + std::to_string(m + 2) + "/24 dev eth0",
           in + "ip link set eth0 up", in + "ip link set lo up",
           "tc qdisc add dev " + veth + " root tbf rate " + rate + " burst 256kb latency 10ms",
           in + "tc qdisc add dev eth0 root tbf rate " + rate + " burst 256kb latency 10ms"}) {
@@ -278,15 +283,20 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
   const bool ns = c.state.value("namespaces", false);
   const bool pfs = s.storage.design == models::StorageDesign::kPfs;
   for (int h = 0; h < l.hosts(); ++h) {
-    const std::string name = h < l.storage  ? "storage" + std::to_string(h)
-                             : h == l.mon() ? std::string(pfs ? "mds" : "mon")
-                                            : "client" + std::to_string(h - l.storage - 1);
-    const std::string address =
-        ns ? c.state["subnet"].get<std::string>() + "." + std::to_string(h + 2) + ":7000"
-           : "127.0.0.1:" + std::to_string(free_loopback_port());
-    config.hosts.push_back({name, address, 4});
+    const int m = l.machine_of(h);
+    // A server with several OSDs: a host per OSD ("storage<s>.<d>") naming the server.
+    const std::string server = h < l.osds() ? "storage" + std::to_string(m) : std::string();
+    const std::string name = h >= l.osds()
+                                 ? (h == l.mon() ? std::string(pfs ? "mds" : "mon")
+                                                 : "client" + std::to_string(m - l.storage - 1))
+                             : l.drives == 1 ? server
+                                             : server + "." + std::to_string(h % l.drives);
+    const std::string address = ns ? c.state["subnet"].get<std::string>() + "." +
+                                         std::to_string(m + 2) + ":" + std::to_string(l.port_of(h))
+                                   : "127.0.0.1:" + std::to_string(free_loopback_port());
+    config.hosts.push_back({name, address, 4, l.drives == 1 ? std::string() : server});
   }
-  for (int o = 0; o < l.storage; ++o) {
+  for (int o = 0; o < l.osds(); ++o) {
     config.osds.push_back(
         {o, o, c.path("osd." + std::to_string(o) + ".img"), s.real.drive_bytes, 32});
   }
@@ -312,8 +322,14 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
   return config;
 }
 
+// An OSD's fault file (granary-osd --fault-file): what slow_drive writes.
+std::string fault_file(const Cluster& c, int osd) {
+  return c.path("osd." + std::to_string(osd) + ".faults");
+}
+
 std::vector<std::string> osd_argv(const Cluster& c, int osd) {
-  return {binary("granary-osd"), "--config", c.path("cluster.json"), "--osd", std::to_string(osd)};
+  return {binary("granary-osd"), "--config",     c.path("cluster.json"), "--osd",
+          std::to_string(osd),   "--fault-file", fault_file(c, osd)};
 }
 
 // Starts a daemon (recorded in state.json before anything waits for it).
@@ -511,18 +527,17 @@ json merge(const std::vector<json>& shares) {
 // The failure timeline, injected from the run's start; each event once.
 class Injector {
  public:
-  Injector(Cluster& c, const LaunchOptions& o) : c_(c), o_(o) {}
+  Injector(Cluster& c, const LaunchOptions& o)
+      : c_(c), o_(o), events_(models::expand_failures(c.scenario, c.scenario.seed)) {}
   void at(double t_s) {
-    while (next_ < c_.scenario.failures.size() && c_.scenario.failures[next_].at_s <= t_s) {
-      apply(c_.scenario.failures[next_++], t_s);
-    }
+    while (next_ < events_.size() && events_[next_].at_s <= t_s) apply(events_[next_++], t_s);
   }
   Status status() const { return status_; }
   // Every event: those injected, then those the workload ended before (injected false).
   json events() const {
     json all = done_;
-    for (size_t i = next_; i < c_.scenario.failures.size(); ++i) {
-      json event = describe(c_.scenario.failures[i]);
+    for (size_t i = next_; i < events_.size(); ++i) {
+      json event = describe(events_[i]);
       event["injected"] = false;
       all.push_back(std::move(event));
     }
@@ -533,29 +548,61 @@ class Injector {
   void apply(const models::FailureEvent& e, double t_s) {
     using K = models::FailureKind;
     const std::string kind(models::failure_kind_name(e.kind));
-    const std::string osd = "osd." + std::to_string(e.target);
     const bool ns = c_.state.value("namespaces", false);
     const std::string tag = c_.state["tag"];
-    auto veth = [&](int host) { return tag + "v" + std::to_string(host); };
+    const Layout l = layout_of(c_.scenario);
+    auto veth = [&](int machine) { return tag + "v" + std::to_string(machine); };
+    // The OSDs an event acts on: its OSD, or every OSD of its storage server.
+    const bool on_server = e.kind == K::kHostDown || e.kind == K::kHostRestart;
+    std::vector<int> osds;
+    for (int d = 0; d < (on_server ? l.drives : 1); ++d) {
+      osds.push_back(on_server ? e.target * l.drives + d : e.target);
+    }
     Status s;
-    std::string what = kind + " of storage host " + std::to_string(e.target);
+    std::string what =
+        kind + (on_server ? " of storage host " : " of osd.") + std::to_string(e.target);
     if (e.kind == K::kOsdCrash || e.kind == K::kHostDown || e.kind == K::kDriveFailure) {
-      const pid_t pid = c_.state["daemons"][osd]["pid"];
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-      if (e.kind == K::kDriveFailure) {
-        // The drive dies with its data: the OSD cannot come back on it (drive_replace gives
-        // it a new, empty one).
-        std::error_code ec;
-        fs::remove(c_.path(osd + ".img"), ec);
-        if (ec) s = Status::io_error("removing " + c_.path(osd + ".img") + ": " + ec.message());
+      for (int o : osds) {
+        const std::string osd = "osd." + std::to_string(o);
+        const pid_t pid = c_.state["daemons"][osd]["pid"];
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        if (e.kind == K::kDriveFailure) {
+          // The drive dies with its data: the OSD cannot come back on it (drive_replace gives
+          // it a new, empty one).
+          std::error_code ec;
+          fs::remove(c_.path(osd + ".img"), ec);
+          if (ec) s = Status::io_error("removing " + c_.path(osd + ".img") + ": " + ec.message());
+        }
       }
-    } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart) {
-      s = start_daemon(c_, osd, osd_argv(c_, e.target), e.target);
-    } else if (e.kind == K::kDriveReplace) {
-      std::vector<std::string> argv = osd_argv(c_, e.target);
-      argv.push_back("--mkfs");  // a new, empty drive
-      s = start_daemon(c_, osd, argv, e.target);
+    } else if (e.kind == K::kSlowDrive) {
+      // The OSD follows its fault file (granary-osd --fault-file): written whole, then renamed
+      // over the old one, so that it never reads half of it.
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%.17g", e.factor);
+      const std::string path = fault_file(c_, e.target);
+      {
+        std::ofstream out(path + ".new");
+        out << "{\"slow_factor\": " << factor << "}\n";
+      }
+      std::error_code ec;
+      fs::rename(path + ".new", path, ec);
+      if (ec) s = Status::io_error(path + ": " + ec.message());
+      what += " to " + std::string(factor) + "x its service time";
+    } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart ||
+               e.kind == K::kDriveReplace) {
+      // Every OSD first (each replays its journal), then their serving lines.
+      for (int o : osds) {
+        // A new drive is not the slow one it replaces.
+        std::error_code ignored;  // absent: nothing to remove
+        if (e.kind == K::kDriveReplace) fs::remove(fault_file(c_, o), ignored);
+        std::vector<std::string> argv = osd_argv(c_, o);
+        if (e.kind == K::kDriveReplace) argv.push_back("--mkfs");  // a new, empty drive
+        if (s.ok()) s = spawn_daemon(c_, "osd." + std::to_string(o), argv, o);
+      }
+      for (int o : osds) {
+        if (s.ok()) s = wait_serving(c_, "osd." + std::to_string(o));
+      }
     } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
       // In namespaces the hosts' links go down (up); on loopback their daemons are stopped
       // (SIGSTOP: alive, silent, data intact) and continued.
@@ -567,10 +614,13 @@ class Injector {
         if (ns) {
           one = sh("ip link set " + veth(h) + (cut ? " down" : " up"));
         } else {
-          const pid_t pid = c_.state["daemons"]["osd." + std::to_string(h)]["pid"];
-          if (kill(pid, cut ? SIGSTOP : SIGCONT) != 0) {
-            one = Status::io_error(std::string(cut ? "SIGSTOP" : "SIGCONT") + " to osd." +
-                                   std::to_string(h) + " failed");
+          for (int d = 0; d < l.drives; ++d) {
+            const std::string osd = "osd." + std::to_string(h * l.drives + d);
+            const pid_t pid = c_.state["daemons"][osd]["pid"];
+            if (kill(pid, cut ? SIGSTOP : SIGCONT) != 0 && one.ok()) {
+              one = Status::io_error(std::string(cut ? "SIGSTOP" : "SIGCONT") + " to " + osd +
+                                     " failed");
+            }
           }
         }
         if (s.ok()) s = one;
@@ -578,17 +628,19 @@ class Injector {
       what += ns ? " (links)" : (cut ? " (SIGSTOP)" : " (SIGCONT)");
     } else if (e.kind == K::kNicDegraded) {
       // The host's link shaped to its rate over `factor`, both ends (1 restores it).
-      const Layout l = layout_of(c_.scenario);
+      what = kind + " of storage host " + std::to_string(e.target);
       const std::string rate = std::to_string(static_cast<int64_t>(std::llround(
                                    link_gbps(c_.scenario, l, e.target) * 1000 / e.factor))) +
                                "mbit";
       const std::string tbf = " root tbf rate " + rate + " burst 256kb latency 10ms";
       s = sh("tc qdisc change dev " + veth(e.target) + tbf);
       if (s.ok()) {
-        s = sh("ip netns exec " + c_.netns_of(e.target) + " tc qdisc change dev eth0" + tbf);
+        s = sh("ip netns exec " + c_.netns_of_machine(e.target) + " tc qdisc change dev eth0" +
+               tbf);
       }
       what += " to " + rate;
     } else {
+      what = kind + " of storage host " + std::to_string(e.target);
       s = sh("ip link set " + veth(e.target) + (e.kind == K::kNicDown ? " down" : " up"));
     }
     if (!s.ok() && status_.ok()) status_ = s;
@@ -605,11 +657,15 @@ class Injector {
               {"kind", std::string(models::failure_kind_name(e.kind))},
               {"target", e.target}};
     if (!e.hosts.empty()) j["hosts"] = e.hosts;
-    if (e.kind == models::FailureKind::kNicDegraded) j["factor"] = e.factor;
+    if (e.random) j["random"] = true;  // drawn by a random_drive_failures entry
+    if (e.kind == models::FailureKind::kNicDegraded || e.kind == models::FailureKind::kSlowDrive) {
+      j["factor"] = e.factor;
+    }
     return j;
   }
   Cluster& c_;
   const LaunchOptions& o_;
+  std::vector<models::FailureEvent> events_;  // the timeline, random draws included
   size_t next_ = 0;
   Status status_;
   json done_ = json::array();
@@ -646,7 +702,7 @@ Status real_up(const LaunchOptions& o) {
       return Status::permission_denied(o.scenario_path +
                                        ": real.hosts \"namespaces\" needs root (ip netns, tc)");
     }
-    say(o, "making " + std::to_string(l.hosts()) + " network namespaces on bridge " +
+    say(o, "making " + std::to_string(l.machines()) + " network namespaces on bridge " +
                c.state["tag"].get<std::string>() + "br");
     if (Status r = make_namespaces(c, l); !r.ok()) return r;
   }
@@ -656,9 +712,9 @@ Status real_up(const LaunchOptions& o) {
   const ClusterConfig config = config_of(c, l);
   std::ofstream(c.path("cluster.json")) << cluster_config_json(config);
   const bool pfs = config.pfs.has_value();
-  say(o, "cluster file " + c.path("cluster.json") + ": " + std::to_string(l.storage) +
-             (pfs ? " OSTs, an MDS, " : " OSDs, a monitor, ") + std::to_string(l.clients) +
-             " client hosts");
+  say(o, "cluster file " + c.path("cluster.json") + ": " + std::to_string(l.osds()) +
+             (pfs ? " OSTs on " : " OSDs on ") + std::to_string(l.storage) + " servers, " +
+             (pfs ? "an MDS, " : "a monitor, ") + std::to_string(l.clients) + " client hosts");
   if (Status r =
           pfs ? start_daemon(c, "mds",
                              {binary("granary-mds"), "--config", c.path("cluster.json"), "--mkfs"},
@@ -670,12 +726,12 @@ Status real_up(const LaunchOptions& o) {
   }
   // All OSDs at once (each formats its drive first), so that none is marked down for starting
   // after the others.
-  for (int osd = 0; osd < l.storage; ++osd) {
+  for (int osd = 0; osd < l.osds(); ++osd) {
     std::vector<std::string> argv = osd_argv(c, osd);
     argv.push_back("--mkfs");
     if (Status r = spawn_daemon(c, "osd." + std::to_string(osd), argv, osd); !r.ok()) return r;
   }
-  for (int osd = 0; osd < l.storage; ++osd) {
+  for (int osd = 0; osd < l.osds(); ++osd) {
     if (Status r = wait_serving(c, "osd." + std::to_string(osd)); !r.ok()) return r;
   }
   say(o, "up in " + c.dir);

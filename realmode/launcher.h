@@ -4,17 +4,19 @@
 // it made removed.
 //
 //  - up: the cluster's folder (real.dir, default /tmp/granary-real-<name>) with the cluster key,
-//    the cluster file (one host per storage server, one OSD on each with a drive file of
-//    real.drive_mib, a monitor host with the scenario's heartbeat settings, one client host per
-//    client node named "bench<c>", the scenario's pool) and state.json; with real.hosts
-//    "namespaces" (root), one network namespace per host on a bridge, each veth shaped with tc
-//    tbf to the host's modelled NICs (or real.link_gbps); then granary-mon and every
-//    granary-osd (formatting its drive) as detached processes, waited for until they serve.
+//    the cluster file (one host per OSD, drive.count per storage server naming it as their
+//    server, each with a drive file of real.drive_mib; a monitor host with the scenario's
+//    heartbeat settings; one client host per client node named "bench<c>"; the scenario's pool)
+//    and state.json; with real.hosts "namespaces" (root), one network namespace per machine
+//    (storage server, monitor, client node) on a bridge, each veth shaped with tc tbf to the
+//    machine's modelled NICs (or real.link_gbps); then granary-mon and every granary-osd
+//    (formatting its drive) as detached processes, waited for until they serve.
 //  - run: a training read's dataset filled once (granary-bench fill), then one granary-bench
-//    per client host (its share), with the scenario's failures injected at their times from the
-//    run's start (osd_crash: SIGKILL the OSD; osd_restart: start it again on its drive); the
-//    shares' reports merged into one marked "mode": "real", the scenario's expectations
-//    evaluated on it.
+//    per client host (its share), with the scenario's failures (random drive failures drawn
+//    from its seed) injected at their times from the run's start (osd_crash: SIGKILL the OSD;
+//    osd_restart: start it again on its drive; slow_drive: its fault file; ...); the shares'
+//    reports merged into one marked "mode": "real", the scenario's expectations evaluated on
+//    it.
 //  - verify: every file read back and compared (granary-bench verify, per client host).
 //  - down: every daemon stopped (SIGTERM, SIGKILL after 5 s), the namespaces and the bridge
 //    deleted, the folder removed; also after a failed up or run (state.json records each

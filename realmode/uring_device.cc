@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace granary::realmode {
 
@@ -168,6 +170,8 @@ Status UringDevice::submit_and_wait(std::vector<Piece>& pieces) {
   io_uring* ring = *r;
   size_t next = 0;
   unsigned outstanding = 0;
+  const double slowdown = slowdown_.load();
+  const auto start = std::chrono::steady_clock::now();
   while (next < pieces.size() || outstanding > 0) {
     // As many pieces as free slots allow; wait for a slot only with nothing of ours in flight.
     const auto want = static_cast<unsigned>(std::min<size_t>(pieces.size() - next, 1u << 30));
@@ -204,6 +208,12 @@ Status UringDevice::submit_and_wait(std::vector<Piece>& pieces) {
       static_cast<Piece*>(io_uring_cqe_get_data(cqes[i]))->result = cqes[i]->res;
     }
     io_uring_cq_advance(ring, done);
+    if (slowdown > 1) {
+      // A slow drive: these completions come back at start + slowdown x their service time.
+      const auto took = std::chrono::steady_clock::now() - start;
+      std::this_thread::sleep_until(
+          start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(took * slowdown));
+    }
     outstanding -= done;
     give_slots(done);
   }

@@ -27,6 +27,9 @@
 // flushing needs no allocation. A size-only payload (no bytes: the simulator's) writes nothing,
 // as the contract allows ("leaves the contents alone").
 //
+// A slow drive (set_slowdown) is the real drive with every I/O's service time multiplied: what
+// the simulator's slow_drive does to a drive's bandwidth, relative to the drive at hand.
+//
 // Thread-safety: every method may be called from any thread at once.
 #pragma once
 
@@ -81,6 +84,13 @@ class UringDevice final : public Device {
 
   const std::string& path() const { return options_.path; }
 
+  // Fault injection (granary real's slow_drive): every I/O of the device takes `factor` times
+  // as long as the drive took, holding its slot of the queue depth meanwhile: a submission's
+  // completions are handed back at start + factor x (completion - start). 1: the drive as it
+  // is. Takes effect for I/Os submitted after the call.
+  void set_slowdown(double factor) { slowdown_.store(factor < 1 ? 1.0 : factor); }
+  double slowdown() const { return slowdown_.load(); }
+
  private:
   struct Piece;
   struct ThreadRing;
@@ -109,6 +119,7 @@ class UringDevice final : public Device {
   std::vector<std::unique_ptr<ThreadRing>> rings_;
 
   std::shared_mutex write_lock_;  // shared: whole-block writes; exclusive: read-modify-writes
+  std::atomic<double> slowdown_{1.0};
 };
 
 }  // namespace granary::realmode

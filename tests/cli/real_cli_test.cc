@@ -7,8 +7,9 @@
 // backfilled), and a checkpoint on an erasure-coded 2+1 pool with osd.1 killed (SIGKILL) while
 // it writes: every read compared byte for byte, the scenario's expectations hold, `verify`
 // reads everything back (the checkpoint's with osd.1 still down: decoded), `down` leaves no
-// process, namespace or folder. And the refusals: a scenario real mode cannot run, `run` with
-// no cluster up, `up` twice.
+// process, namespace or folder. Two OSDs per server through a slow drive, a server down and a
+// random drive failure. And the refusals: a scenario real mode cannot run, `run` with no
+// cluster up, `up` twice.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -111,8 +113,9 @@ class RealCli : public ::testing::Test {
     return path;
   }
   // up, run (the report), verify, down: each must succeed.
-  nlohmann::json up_run_verify_down(const std::string& path, const std::string& dir,
-                                    uint64_t files) {
+  // `after_run`, when given, looks at the cluster's folder before verify and down.
+  nlohmann::json up_run_verify_down(const std::string& path, const std::string& dir, uint64_t files,
+                                    const std::function<void()>& after_run = nullptr) {
     auto up = granary("real up " + path);
     EXPECT_EQ(up.exit_code, 0) << up.err;
     if (up.exit_code != 0) return {};
@@ -121,6 +124,7 @@ class RealCli : public ::testing::Test {
     EXPECT_EQ(run.exit_code, 0) << run.err;
     const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
     EXPECT_FALSE(report.is_discarded()) << run.out << run.err;
+    if (after_run) after_run();
     auto verify = granary("real verify " + path);
     EXPECT_EQ(verify.exit_code, 0) << verify.err;
     const nlohmann::json v = nlohmann::json::parse(verify.out, nullptr, false);
@@ -189,6 +193,70 @@ TEST_F(RealCli, AReadStormThroughDriveHostAndLinkFailuresLosesAndCorruptsNothing
               r["summary"]["run_seconds"].get<double>(),
               r["latency_ms"]["read"]["p50"].get<double>(),
               r["latency_ms"]["read"]["max"].get<double>());
+}
+
+// Two OSDs per storage server (drive.count 2): a process each, the server's CRUSH bucket holding
+// both, so the three copies go to three servers; a slow drive (every I/O of osd.2 20 times as
+// long) and then its whole server down (both its OSDs SIGKILLed) and back, the drive still
+// slow after the restart until the timeline restores it; and a random drive failure drawn from
+// the seed, with its replacement.
+TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
+  const std::string dir = tmp_ + "/two";
+  std::string text = scenario("real-two", dir, hosts_,
+                              R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24,
+                   "epochs": 2, "batch_size": 2,
+                   "sample_size_mib": {"mean": 0.25, "stddev": 0.05},
+                   "compute_s_per_step": 0.1})",
+                              R"({"metric": "carry_data.mismatches", "equals": 0},
+                  {"metric": "carry_data.reads_verified", "equals": 48})",
+                              R"("replicas": 3)",
+                              R"({"at_s": 0.2, "kind": "slow_drive", "osd": 2, "factor": 20},
+                  {"at_s": 0.6, "kind": "host_down", "host": 1},
+                  {"at_s": 1.2, "kind": "host_restart", "host": 1},
+                  {"at_s": 1.8, "kind": "slow_drive", "osd": 2, "factor": 1},
+                  {"kind": "random_drive_failures", "afr": 0.9, "from_s": 0.1, "to_s": 1.5,
+                   "time_scale": 2e6, "replace_after_s": 0.3})");
+  const std::string one_drive = R"("count": 1},)";
+  text.replace(text.find(one_drive), one_drive.size(), R"("count": 2},)");
+  const std::string path = write("two.json", text);
+  const nlohmann::json r = up_run_verify_down(path, dir, 24, [&] {
+    // Six OSD processes on three servers; osd.2 slowed, restarted slow, restored.
+    std::ifstream config_file(dir + "/cluster.json");
+    const nlohmann::json config = nlohmann::json::parse(config_file, nullptr, false);
+    ASSERT_EQ(config["osds"].size(), 6u);
+    EXPECT_EQ(config["hosts"][3]["server"], "storage1");
+    std::ifstream log_file(dir + "/osd.2.log");
+    const std::string log((std::istreambuf_iterator<char>(log_file)),
+                          std::istreambuf_iterator<char>());
+    const size_t slowed = log.find("drive slowed: every I/O takes 20x as long");
+    ASSERT_NE(slowed, std::string::npos) << log;
+    const size_t again = log.find("drive slowed", slowed + 1);  // the restart, on a slow drive
+    ASSERT_NE(again, std::string::npos) << log;
+    EXPECT_NE(log.find("drive back to its own speed", again), std::string::npos) << log;
+  });
+  ASSERT_TRUE(r.is_object());
+  // The random entry draws, from the scenario's seed (11), osd.3's drive failing at 1.35 s and
+  // its replacement 0.3 s later (as `granary run` would draw them).
+  ASSERT_EQ(r["failures"].size(), 6u) << r["failures"].dump();
+  for (int i : {3, 4}) {
+    EXPECT_EQ(r["failures"][i]["random"], true) << r["failures"][i].dump();
+    EXPECT_EQ(r["failures"][i]["target"], 3) << r["failures"][i].dump();
+  }
+  EXPECT_EQ(r["failures"][3]["kind"], "drive_failure");
+  EXPECT_EQ(r["failures"][4]["kind"], "drive_replace");
+  for (const auto& f : r["failures"]) {
+    EXPECT_EQ(f["injected"], true) << f.dump();
+    EXPECT_EQ(f["ok"], true) << f.dump();
+  }
+  EXPECT_EQ(r["failures"][0]["factor"], 20);
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf(
+      "two OSDs per server, osd.2 slowed 20x, storage host 1 down and back, osd.3 failed and "
+      "replaced: AU %.3f over "
+      "%.2f s, read p50 %.1f ms, max %.1f ms\n",
+      r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+      r["summary"]["run_seconds"].get<double>(), r["latency_ms"]["read"]["p50"].get<double>(),
+      r["latency_ms"]["read"]["max"].get<double>());
 }
 
 TEST_F(RealCli, ACheckpointOnAnErasureCodedPoolWithAnOsdKilledWhileWritingIsReadBackWhole) {
@@ -279,26 +347,10 @@ TEST_F(RealCli, WhatItCannotRunIsRefused) {
   const std::string dir = tmp_ + "/refused";
   const std::string workload =
       R"({"name": "u", "mlperf": "unet3d", "files": 24, "sample_size_mib": {"mean": 0.25}})";
-  std::string two = scenario("real-two", dir, "loopback", workload, "");
-  const std::string one_drive = R"("count": 1},)";
-  two.replace(two.find(one_drive), one_drive.size(), R"("count": 2},)");
-  auto r = granary("real up " + write("two.json", two));
+  auto r =
+      granary("real up " + write("hosts.json", scenario("real-hosts", dir, "ssh", workload, "")));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("two.json: cluster.storage.drive.count: real mode runs one OSD per "
-                       "storage server"),
-            std::string::npos)
-      << r.err;
-  r = granary(
-      "real up " +
-      write("slow.json", scenario("real-slow", dir, "loopback", workload, "", R"("replicas": 3)",
-                                  R"({"at_s": 1, "kind": "slow_drive", "osd": 0,
-                                              "factor": 3})")));
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("slow.json: failures: real mode injects osd_crash, osd_restart, host_down, "
-                       "host_restart, drive_failure, drive_replace, partition, heal, nic_down, "
-                       "nic_up and nic_degraded, found slow_drive"),
-            std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("hosts.json: real.hosts:"), std::string::npos) << r.err;
   r = granary("real up " +
               write("shaped.json",
                     scenario("real-shaped", dir, "loopback", workload, "", R"("replicas": 3)",

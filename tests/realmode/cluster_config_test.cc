@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "engine/placement/crush_pool.h"
@@ -25,9 +26,9 @@ namespace {
 ClusterConfig sample() {
   ClusterConfig c;
   c.key_file = "/tmp/key";
-  c.hosts = {{"storage0", "127.0.0.1:40001", 4},
-             {"storage1", "127.0.0.1:40002", 4},
-             {"client", "127.0.0.1:40003", 8}};
+  c.hosts = {{"storage0", "127.0.0.1:40001", 4, ""},
+             {"storage1", "127.0.0.1:40002", 4, ""},
+             {"client", "127.0.0.1:40003", 8, ""}};
   c.osds = {{0, 0, "/tmp/osd.0.img", 64ull << 20, 32}, {1, 1, "/tmp/osd.1.img", 64ull << 20, 16}};
   c.names = {{"c2", 2}};
   c.replicas = 2;
@@ -129,7 +130,7 @@ TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
 TEST(ClusterConfig, ErasureCodedPool) {
   ClusterConfig c = sample();
   c.hosts.insert(c.hosts.begin() + 2,
-                 {{"storage2", "127.0.0.1:40004", 4}, {"storage3", "127.0.0.1:40005", 4}});
+                 {{"storage2", "127.0.0.1:40004", 4, ""}, {"storage3", "127.0.0.1:40005", 4, ""}});
   c.osds.push_back({2, 2, "/tmp/osd.2.img", 64ull << 20, 32});
   c.osds.push_back({3, 3, "/tmp/osd.3.img", 64ull << 20, 32});
   c.names = {{"c2", 4}};
@@ -174,8 +175,8 @@ TEST(ClusterConfig, ErasureCodedPool) {
 
   const std::vector<Refusal> cases = {
       {"\"k\": 2", "\"k\": 4",
-       "cluster.json: /pool/erasure: k + m = 5 shards go to as many distinct hosts, found 4 "
-       "hosts with OSDs"},
+       "cluster.json: /pool/erasure: k + m = 5 shards go to as many distinct servers, found 4 "
+       "servers with OSDs"},
       {"\"m\": 1", "\"m\": 0",
        "cluster.json: /pool/erasure/m: expected an integer in 1..32, found 0"},
       {"\"stripe_unit_bytes\": 8192", "\"stripe_unit_bytes\": 6000",
@@ -185,6 +186,72 @@ TEST(ClusterConfig, ErasureCodedPool) {
       {"\"stripe_unit_bytes\"", "\"w\"", "cluster.json: /pool/erasure/w: unknown key"},
   };
   expect_refusals(text, cases);
+}
+
+// A storage server with several OSDs is several hosts (an address, so a process, each) naming
+// the same server: CRUSH has one bucket per server, copies go to distinct servers, and the pool
+// may not ask for more copies than there are servers.
+TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
+  ClusterConfig c = sample();
+  c.hosts = {{"storage0.0", "127.0.0.1:40001", 4, "storage0"},
+             {"storage0.1", "127.0.0.1:40002", 4, "storage0"},
+             {"storage1.0", "127.0.0.1:40003", 4, "storage1"},
+             {"storage1.1", "127.0.0.1:40004", 4, "storage1"},
+             {"client", "127.0.0.1:40005", 8, ""}};
+  c.osds.clear();
+  for (int32_t o = 0; o < 4; ++o) {
+    c.osds.push_back({o, o, "/tmp/osd." + std::to_string(o) + ".img", 64ull << 20, 32});
+  }
+  c.names = {{"c4", 4}};
+  c.monitor->host = 4;
+  c.replicas = 2;
+  c.pg_num = 64;
+  const std::string text = cluster_config_json(c);
+  auto back = parse_cluster_config(text, "cluster.json");
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(cluster_config_json(*back), text);
+  EXPECT_EQ(back->hosts[1].server, "storage0");
+  EXPECT_EQ(back->hosts[4].domain(), "client");
+  auto map = back->osd_map();
+  ASSERT_TRUE(map.ok()) << map.status().to_string();
+  auto placement = map->pool_placement(kClusterPoolId);
+  ASSERT_TRUE(placement.ok());
+  std::set<int32_t> used;
+  std::vector<int32_t> d;
+  for (uint32_t pg = 0; pg < c.pg_num; ++pg) {
+    placement->devices_of(pg, d);
+    ASSERT_EQ(d.size(), 2u);
+    EXPECT_NE(d[0] / 2, d[1] / 2) << "pg " << pg << ": both copies on one server";
+    used.insert(d.begin(), d.end());
+  }
+  EXPECT_EQ(used.size(), 4u);  // every OSD of both servers holds some
+
+  expect_refusals(text,
+                  {{R"("replicas": 2)", R"("replicas": 3)",
+                    "cluster.json: /pool/replicas: expected an integer in 1..2, found 3"},
+                   {R"("server": "storage0")", R"("server": "")",
+                    R"(cluster.json: /hosts/0/server: expected a non-empty string, found "")"}});
+}
+
+// granary-osd --fault-file: absent is no fault, {"slow_factor": F} slows the drive F times, and
+// anything else is refused naming the file (the daemon logs it and keeps its faults).
+TEST(GranaryOsd, ReadsItsFaultFile) {
+  const std::string path = testing::TempDir() + "osd.faults";
+  std::filesystem::remove(path);
+  ASSERT_TRUE(read_drive_faults(path).ok());
+  EXPECT_EQ(*read_drive_faults(path), 1);
+  std::ofstream(path) << R"({"slow_factor": 12.5})";
+  ASSERT_TRUE(read_drive_faults(path).ok());
+  EXPECT_EQ(*read_drive_faults(path), 12.5);
+  for (const char* bad : {R"({"slow_factor": 0.5})", R"({"slow": 2})", "{", R"([3])",
+                          R"({"slow_factor": 2, "x": 1})"}) {
+    std::ofstream(path) << bad;
+    auto r = read_drive_faults(path);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message(),
+              path + ": expected {\"slow_factor\": a number in 1..1e6}, found " + bad);
+  }
+  std::filesystem::remove(path);
 }
 
 // Runs `binary` with `args`: its exit status and what it said.

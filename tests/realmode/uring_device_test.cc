@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -142,6 +144,39 @@ TEST(UringDevice, FlushedBytesSurviveCloseAndReopen) {
   OPEN_OR_SKIP(again, dir.file("drive"), 0);  // 0: the file's size
   EXPECT_EQ(again->capacity_bytes(), uint64_t{1} << 20);
   EXPECT_EQ(again->read(777, bytes.size())->bytes.to_vector(), bytes);
+}
+
+// A slow drive (granary real's slow_drive): every I/O takes `factor` times its service time.
+// Medians of 4 KiB reads at factor 1 and 40: the slow ones take at least 10 times as long (40
+// by construction; the margin is the noise of a shared machine's drive between the two sets).
+TEST(UringDevice, ASlowedDriveTakesFactorTimesAsLong) {
+  TempDir dir;
+  OPEN_OR_SKIP(d, dir.file("slow.img"), 16 << 20);
+  ASSERT_TRUE(d->write(0, payload_of(pattern(1 << 20, 3))).ok());
+  ASSERT_TRUE(d->flush().ok());
+  auto median_read_s = [&] {
+    std::vector<double> took;
+    for (int i = 0; i < 15; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Result<Payload> r = d->read(static_cast<uint64_t>(i % 256) * 4096, 4096);
+      took.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      EXPECT_TRUE(r.ok());
+    }
+    std::sort(took.begin(), took.end());
+    return took[took.size() / 2];
+  };
+  const double normal = median_read_s();
+  d->set_slowdown(40);
+  EXPECT_EQ(d->slowdown(), 40);
+  const double slow = median_read_s();
+  EXPECT_GE(slow, 10 * normal) << "normal " << normal << " s, slowed " << slow << " s";
+  d->set_slowdown(0.5);  // below 1: the drive as it is
+  EXPECT_EQ(d->slowdown(), 1);
+  // The bytes are the drive's, slow or not.
+  Result<Payload> back = d->read(4096, 4096);
+  ASSERT_TRUE(back.ok());
+  const std::vector<std::byte> want = pattern(1 << 20, 3);
+  EXPECT_TRUE(std::equal(want.begin() + 4096, want.begin() + 8192, back->bytes.data()));
 }
 
 TEST(UringDevice, RangesAndOptionsAreRefusedWithClearMessages) {
