@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "sim/block_workload.h"
 #include "sim/carry_data.h"
 #include "sim/metrics.h"
+#include "sim/report_writer.h"
 
 namespace granary::realmode {
 namespace {
@@ -112,6 +115,110 @@ Status for_each_file(
   return counts.first_error;
 }
 
+// A checkpoint beside the training read (asynchronous checkpointing), run as the simulator runs
+// it (sim/workloads/training_read.cc): one rank per accelerator from node 0 up to the
+// checkpoint's ranks, those of the share's client nodes here, each writing its share of every
+// checkpoint ("checkpoint<i>/rank<r>", known content) from start_s on, one after the other,
+// while the loaders read. Daemon tasks: the run ends with the training read, and a write still
+// under way is abandoned (not acknowledged, so neither counted nor read back).
+class AsyncCheckpointRanks {
+ public:
+  AsyncCheckpointRanks(const BenchPlan& plan, const BenchOptions& options,
+                       std::map<int, services::StorageClient*> clients, Counts& counts)
+      : plan_(plan), options_(options), clients_(std::move(clients)), counts_(counts) {
+    const sim::AsyncCheckpointPlan& a = *plan.plan.async_checkpoint;
+    const int accel = plan.plan.run.cluster.clients.accelerators_per_node;
+    for (int rank = 0; rank < a.ranks; ++rank) {
+      if (clients_.count(rank / accel) > 0) ranks_.push_back(rank);
+    }
+    measured_.ranks = static_cast<int>(ranks_.size());
+    measured_.rank_bytes = a.rank_bytes;
+    measured_.write_s.assign(static_cast<size_t>(a.spec.checkpoint.checkpoints),
+                             std::vector<double>(ranks_.size(), -1));
+  }
+
+  static std::string path(int checkpoint, int rank) {
+    return "checkpoint" + std::to_string(checkpoint) + "/rank" + std::to_string(rank);
+  }
+
+  void start(RealEnv& env, HostId host) {
+    const models::CheckpointWorkload& c = plan_.plan.async_checkpoint->spec.checkpoint;
+    const int accel = plan_.plan.run.cluster.clients.accelerators_per_node;
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      const int rank = ranks_[i];
+      services::StorageClient* client = clients_.at(rank / accel);
+      env.spawn(
+          host, options_.name + ".ckpt.rank" + std::to_string(rank),
+          [this, &env, client, c, rank, i] {
+            env.sleep_s(c.start_s);
+            for (int k = 0; k < c.checkpoints; ++k) {
+              const double t0 = env.now_s();
+              const std::string f = path(k, rank);
+              const uint64_t bytes = measured_.rank_bytes;
+              auto w = client->write_file(f, sim::content_payload(plan_.content_seed, f, bytes),
+                                          {.fsync = c.fsync});
+              if (!w.ok()) {
+                counts_.fail(w.status());
+                return;
+              }
+              ++counts_.files_written;
+              counts_.bytes_written += bytes;
+              std::lock_guard lock(mu_);
+              measured_.write_s[static_cast<size_t>(k)][i] = env.now_s() - t0;
+            }
+          },
+          TaskOptions{.daemon = true});
+    }
+  }
+
+  // Reads back, from tasks, every file a rank finished and compares it with its content.
+  Status verify(RealEnv& env, HostId host) {
+    const int accel = plan_.plan.run.cluster.clients.accelerators_per_node;
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      env.spawn(host, options_.name + ".ckpt.verify" + std::to_string(ranks_[i]), [this, i, accel] {
+        services::StorageClient& client = *clients_.at(ranks_[i] / accel);
+        for (size_t k = 0; k < measured_.write_s.size(); ++k) {
+          if (measured_.write_s[k][i] < 0) break;
+          const services::DatasetFile f{path(static_cast<int>(k), ranks_[i]), measured_.rank_bytes};
+          Buffer data;
+          auto r = client.read_file(f.path, f.size_bytes, &data);
+          Status s = r.ok() ? counts_.verify(plan_.content_seed, f, data.span()) : r.status();
+          if (!s.ok()) counts_.fail(s);
+        }
+      });
+    }
+    return env.run();
+  }
+
+  // The report's "checkpoint" section (the simulator's keys), with what `granary real` needs
+  // to merge the shares': each checkpoint's slowest rank here (-1: unfinished) and the bytes
+  // of a whole checkpoint.
+  nlohmann::json to_json() const {
+    const models::WorkloadSpec& spec = plan_.plan.async_checkpoint->spec;
+    nlohmann::json j = sim::async_checkpoint_json(spec, measured_, 1);
+    j.erase("slice_factor");
+    j.erase("simulated_ranks");
+    j["ranks_run"] = measured_.ranks;
+    nlohmann::json slowest = nlohmann::json::array();
+    for (const auto& ck : measured_.write_s) {
+      const bool done = std::none_of(ck.begin(), ck.end(), [](double x) { return x < 0; });
+      slowest.push_back(done && !ck.empty() ? *std::max_element(ck.begin(), ck.end()) : -1.0);
+    }
+    j["slowest_rank_write_s"] = slowest;
+    j["checkpoint_bytes"] = static_cast<uint64_t>(std::llround(spec.checkpoint.total_gb() * 1e9));
+    return j;
+  }
+
+ private:
+  const BenchPlan& plan_;
+  const BenchOptions& options_;
+  std::map<int, services::StorageClient*> clients_;  // client node -> its client
+  Counts& counts_;
+  std::vector<int> ranks_;  // this share's
+  std::mutex mu_;
+  sim::AsyncCheckpoint measured_;  // write_s[checkpoint][index in ranks_]
+};
+
 Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& plan,
                                     const BenchOptions& options, nlohmann::json report) {
   RealEnv& env = process.env();
@@ -119,6 +226,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
   const sim::ClusterPlan& p = plan.plan;
   Counts counts;
   std::vector<std::unique_ptr<services::StorageClient>> clients;
+  std::map<int, services::StorageClient*> client_of_node;
   std::vector<std::unique_ptr<services::GpuConsumer>> gpus;
   for (size_t c = 0; c < p.loaders.size(); ++c) {
     if (!in_share(c, options)) continue;
@@ -126,6 +234,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
     co.name = options.name + ".c" + std::to_string(c);
     clients.push_back(
         std::make_unique<services::StorageClient>(env, host, backend_of(process, plan), co));
+    client_of_node[static_cast<int>(c)] = clients.back().get();
     int k = 0;
     for (services::GpuConsumerOptions go : p.loaders[c]) {
       go.name = co.name + ".gpu" + std::to_string(k++);
@@ -144,8 +253,18 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
                                     " holds no client node of the scenario's " +
                                     std::to_string(p.loaders.size()));
   }
+  std::optional<AsyncCheckpointRanks> checkpoint;
+  if (p.async_checkpoint) {
+    checkpoint.emplace(plan, options, client_of_node, counts);
+    checkpoint->start(env, host);
+  }
   for (auto& g : gpus) g->start();
   if (Status s = env.run(); !s.ok()) return s;
+  if (checkpoint) {
+    if (Status s = checkpoint->verify(env, host); !s.ok()) return s;
+    std::lock_guard lock(counts.mu);
+    if (!counts.first_error.ok()) return counts.first_error;
+  }
   double au_sum = 0, au_min = 1, au_max = 0, start = 1e300, end = 0;
   uint64_t bytes = 0, files = 0;
   sim::LatencyRecorder latencies;
@@ -183,6 +302,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
                             {"p99", latencies.percentile(99) * 1e3},
                             {"max", latencies.max() * 1e3}}}};
   report["carry_data"] = counts.to_json();
+  if (checkpoint) report["checkpoint"] = checkpoint->to_json();
   return report;
 }
 
@@ -406,9 +526,13 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "`granary real run` or by hand (kill -9 a daemon)");
   }
   using K = models::WorkloadKind;
-  if (s.workloads.size() != 1) {
+  // One workload, or a training read with a checkpoint beside it (the simulator's mixes; block
+  // I/O beside a training read is refused below).
+  if (s.workloads.size() != 1 &&
+      (s.workloads.size() != 2 || s.workloads[0].kind != K::kTrainingRead)) {
     return refuse("workloads",
-                  "granary-bench runs one training_read, checkpoint, block or boot_storm workload");
+                  "granary-bench runs one training_read, checkpoint, block or boot_storm "
+                  "workload, or a training read with a checkpoint beside it");
   }
   const K kind = s.workloads[0].kind;
   if ((kind == K::kBlock || kind == K::kBootStorm) && config.pfs) {
@@ -424,10 +548,9 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
   s.simulation.carry_data.reset();
   Result<sim::ClusterPlan> plan = sim::build_cluster_plan(s, s.seed);
   if (!plan.ok()) return plan.status();
-  if (plan->async_checkpoint || (plan->block_volumes && !plan->block)) {
+  if (plan->block_volumes && !plan->block) {
     return refuse("workloads",
-                  "a checkpoint or block I/O beside the training read is not run "
-                  "by granary-bench yet");
+                  "block I/O beside the training read is not run by granary-bench yet");
   }
   if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->storage.layout);
       !config.pfs && !l.ok()) {

@@ -8,8 +8,10 @@
 //
 //  - plan_bench: the scenario's plan as a real run takes it (every client node, request by
 //    request) and the checks that it can run here: design rados, a replicated pool with the
-//    cluster file's replicas and pg_num, one training_read or checkpoint workload, no failure
-//    timeline (`granary real run` injects one), no block or asynchronous checkpoint.
+//    cluster file's replicas and pg_num, one training_read, checkpoint, block or boot_storm
+//    workload or a training read with a checkpoint beside it (its ranks writing while the
+//    loaders read, as the simulator runs it), no failure timeline (`granary real run` injects
+//    one), no block I/O beside a training read, no clone volumes.
 //  - fill: writes the training read's dataset (the files of this process's share).
 //  - run: the workload; the report (docs/report-format.md's keys where they apply, marked
 //    "mode": "real").

@@ -435,6 +435,36 @@ Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
   return reports;
 }
 
+// A checkpoint beside the training read, its ranks in several shares: a checkpoint's time is its
+// slowest rank's over all of them (the simulator's rule), averaged over the checkpoints every
+// rank finished.
+void merge_checkpoint(const std::vector<json>& shares, json& ck) {
+  std::vector<double> slowest = ck["slowest_rank_write_s"].get<std::vector<double>>();
+  int ranks = 0;
+  for (const json& r : shares) {
+    const json& other = r["checkpoint"];
+    ranks += other["ranks_run"].get<int>();
+    for (size_t i = 0; i < slowest.size(); ++i) {
+      const double t = other["slowest_rank_write_s"][i].get<double>();
+      slowest[i] = slowest[i] < 0 || t < 0 ? -1.0 : std::max(slowest[i], t);
+    }
+  }
+  double sum = 0;
+  int complete = 0;
+  for (double t : slowest) {
+    if (t < 0) break;
+    sum += t;
+    ++complete;
+  }
+  const double seconds = complete > 0 ? sum / complete : 0;
+  ck["ranks_run"] = ranks;
+  ck["slowest_rank_write_s"] = slowest;
+  ck["checkpoints_complete"] = complete;
+  ck["write_seconds"] = seconds;
+  ck["write_gibps"] =
+      seconds > 0 ? ck["checkpoint_bytes"].get<double>() / seconds / std::ldexp(1.0, 30) : 0.0;
+}
+
 // The shares' reports as one: sums, the accelerators' utilisation over all of them.
 json merge(const std::vector<json>& shares) {
   json out = shares.front();
@@ -520,6 +550,7 @@ json merge(const std::vector<json>& shares) {
       }
     }
   }
+  if (out.contains("checkpoint")) merge_checkpoint(shares, out["checkpoint"]);
   out["shares"] = shares.size();
   return out;
 }
@@ -673,6 +704,10 @@ class Injector {
 
 }  // namespace
 
+json merge_share_reports(const std::vector<json>& shares) {
+  return merge(shares);
+}
+
 Status real_up(const LaunchOptions& o) {
   Result<models::Scenario> s = models::load_scenario(o.scenario_path);
   if (!s.ok()) return s.status();
@@ -743,8 +778,7 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   if (!opened.ok()) return opened.status();
   Cluster& c = *opened;
   if (Status r = check_runnable(c.scenario); !r.ok()) return r;
-  if (c.scenario.workloads.size() == 1 &&
-      c.scenario.workloads[0].kind != models::WorkloadKind::kCheckpoint &&
+  if (c.scenario.workloads[0].kind != models::WorkloadKind::kCheckpoint &&
       !c.state.value("filled", false)) {
     say(o, "filling the dataset");
     Result<std::vector<json>> filled = run_shares(c, "fill", nullptr);

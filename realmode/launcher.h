@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/status.h"
 
@@ -44,5 +45,11 @@ Status real_up(const LaunchOptions& options);
 Result<nlohmann::json> real_run(const LaunchOptions& options, int* failed_expectations);
 Result<nlohmann::json> real_verify(const LaunchOptions& options);
 Status real_down(const LaunchOptions& options);
+
+// The reports of granary-bench processes that each ran a share of the client nodes, as one:
+// counts and rates summed, the accelerators' utilisation weighted by their count, latency
+// quantiles the largest share's (quantiles do not merge), and a checkpoint beside the training
+// read timed by its slowest rank over all shares. `shares` is not empty.
+nlohmann::json merge_share_reports(const std::vector<nlohmann::json>& shares);
 
 }  // namespace granary::realmode

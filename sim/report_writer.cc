@@ -52,32 +52,6 @@ nlohmann::json beside_json(const World& world, const models::WorkloadSpec& besid
   return j;
 }
 
-nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const AsyncCheckpoint& a,
-                                     int slice_factor) {
-  const models::CheckpointWorkload& c = spec.checkpoint;
-  // A checkpoint's time is its slowest rank's (MLPerf's rule), over the checkpoints every rank
-  // finished before the training read ended.
-  double sum = 0;
-  int complete = 0;
-  for (const auto& ck : a.write_s) {
-    if (std::any_of(ck.begin(), ck.end(), [](double x) { return x < 0; })) break;
-    sum += *std::max_element(ck.begin(), ck.end());
-    ++complete;
-  }
-  const double seconds = complete > 0 ? sum / complete : 0;
-  const double total = c.total_gb() * 1e9;
-  return {{"name", spec.name},
-          {"ranks", c.ranks()},
-          {"simulated_ranks", a.ranks},
-          {"rank_bytes", a.rank_bytes},
-          {"start_s", c.start_s},
-          {"checkpoints", c.checkpoints},
-          {"checkpoints_complete", complete},
-          {"write_seconds", round_to(seconds, 6)},
-          {"write_gibps", round_to(seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0, 6)},
-          {"slice_factor", slice_factor}};
-}
-
 std::string fidelity_name(Fidelity f) {
   switch (f) {
     case Fidelity::kAuto:
@@ -277,6 +251,32 @@ nlohmann::json recovery_report(const Scenario& s, const World& world,
 }
 
 }  // namespace
+
+nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const AsyncCheckpoint& a,
+                                     int slice_factor) {
+  const models::CheckpointWorkload& c = spec.checkpoint;
+  // A checkpoint's time is its slowest rank's (MLPerf's rule), over the checkpoints every rank
+  // finished before the training read ended.
+  double sum = 0;
+  int complete = 0;
+  for (const auto& ck : a.write_s) {
+    if (std::any_of(ck.begin(), ck.end(), [](double x) { return x < 0; })) break;
+    sum += *std::max_element(ck.begin(), ck.end());
+    ++complete;
+  }
+  const double seconds = complete > 0 ? sum / complete : 0;
+  const double total = c.total_gb() * 1e9;
+  return {{"name", spec.name},
+          {"ranks", c.ranks()},
+          {"simulated_ranks", a.ranks},
+          {"rank_bytes", a.rank_bytes},
+          {"start_s", c.start_s},
+          {"checkpoints", c.checkpoints},
+          {"checkpoints_complete", complete},
+          {"write_seconds", round_to(seconds, 6)},
+          {"write_gibps", round_to(seconds > 0 ? total / seconds / std::ldexp(1.0, 30) : 0, 6)},
+          {"slice_factor", slice_factor}};
+}
 
 WriteBound write_bound(const Scenario& s, int client_nodes, double efficiency) {
   const auto& c = s.cluster.clients;

@@ -95,6 +95,11 @@ nlohmann::json checkpoint_report(const ClusterPlan& plan, const World& world,
                                  const CheckpointMeasurements& m);
 nlohmann::json block_report(const ClusterPlan& plan, const DriveTiming& drive_timing,
                             const BlockWorkloadDriver& driver, const BlockMeasurements& m);
+// The report's "checkpoint" section of a checkpoint written beside a training read: its time is
+// the slowest rank's, averaged over the checkpoints every rank finished; `slice_factor` k of a
+// slice (1: every rank ran). Also real mode's (realmode/bench.cc).
+nlohmann::json async_checkpoint_json(const models::WorkloadSpec& spec, const AsyncCheckpoint& a,
+                                     int slice_factor);
 // `async`: the checkpoint beside the training read (with plan.async_checkpoint).
 nlohmann::json training_report(const ClusterPlan& plan, const World& world,
                                const TrainingMeasurements& m, const AsyncCheckpoint& async);

@@ -24,6 +24,7 @@
 #include <sstream>
 #include <string>
 
+#include "realmode/launcher.h"
 #include "tests/test_util.h"
 
 namespace granary {
@@ -341,6 +342,49 @@ TEST_F(RealCli, BlockIoThroughAnOsdCrashReadsBackWhatWasWritten) {
       r["latency_ms"]["read"]["p50"].get<double>(), r["latency_ms"]["read"]["p99"].get<double>(),
       r["latency_ms"]["read"]["max"].get<double>(),
       static_cast<unsigned long long>(r["carry_data"]["reads_verified"].get<uint64_t>()));
+}
+
+// Two shares' reports of a training read with a checkpoint beside it: a checkpoint's time is its
+// slowest rank's over both shares, and only checkpoints every rank of every share finished
+// count.
+TEST(RealMerge, ACheckpointBesideTheReadIsTimedByItsSlowestRankOverTheShares) {
+  auto share = [](double au, std::vector<double> slowest) {
+    return nlohmann::json{{"summary",
+                           {{"workload", "training_read"},
+                            {"accelerators", 2},
+                            {"epochs", 1},
+                            {"run_seconds", 2.0},
+                            {"bytes_read", 1000},
+                            {"files_read", 10},
+                            {"accelerator_utilization", {{"mean", au}, {"min", au}, {"max", au}}}}},
+                          {"accelerators", {{"utilization", {au, au}}}},
+                          {"latency_ms", {{"read", {{"p50", 1.0}, {"p99", 2.0}, {"max", 3.0}}}}},
+                          {"carry_data",
+                           {{"files_written", 2},
+                            {"bytes_written", 200},
+                            {"reads_verified", 12},
+                            {"bytes_verified", 1200},
+                            {"mismatches", 0}}},
+                          {"checkpoint",
+                           {{"name", "ckpt"},
+                            {"ranks_run", 2},
+                            {"checkpoint_bytes", 1073741824},
+                            {"slowest_rank_write_s", slowest},
+                            {"checkpoints_complete", 0},
+                            {"write_seconds", 0.0},
+                            {"write_gibps", 0.0}}}};
+  };
+  const nlohmann::json m =
+      realmode::merge_share_reports({share(0.9, {1.0, 4.0, 2.0}), share(0.7, {2.0, 1.0, -1.0})});
+  const nlohmann::json& ck = m["checkpoint"];
+  EXPECT_EQ(ck["ranks_run"], 4);
+  EXPECT_EQ(ck["slowest_rank_write_s"], nlohmann::json({2.0, 4.0, -1.0}));
+  EXPECT_EQ(ck["checkpoints_complete"], 2);
+  EXPECT_DOUBLE_EQ(ck["write_seconds"].get<double>(), 3.0);  // (2 + 4) / 2
+  EXPECT_DOUBLE_EQ(ck["write_gibps"].get<double>(), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(m["summary"]["accelerator_utilization"]["mean"].get<double>(), 0.8);
+  EXPECT_EQ(m["carry_data"]["files_written"], 4);
+  EXPECT_EQ(m["shares"], 2);
 }
 
 TEST_F(RealCli, WhatItCannotRunIsRefused) {

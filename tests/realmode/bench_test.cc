@@ -8,7 +8,7 @@
 //    and marked down by the monitor, `verify` still reads every file (degraded reads from the
 //    other copies);
 //  - a checkpoint (two ranks, two checkpoints, fsync, read back): every share written, read
-//    back and compared;
+//    back and compared; and one beside a training read, written while the loaders read;
 //  - scenarios it cannot run (design pfs, a pool other than the cluster file's, a failure
 //    timeline) refused with exit status 2 and a message naming the file and the key.
 #include <gtest/gtest.h>
@@ -175,6 +175,41 @@ TEST_F(Bench, ACheckpointIsWrittenReadBackAndCompared) {
   EXPECT_GT(s["read_gibps"].get<double>(), 0.0);
   ASSERT_EQ(bench("verify", scenario, &r, &err), 0) << err << logs();
   EXPECT_EQ(r["carry_data"]["reads_verified"], 4);
+}
+
+// A checkpoint beside the training read (asynchronous checkpointing, workloads[1]): both ranks
+// write both checkpoints from 0.1 s on while the loaders read, every read of either compared;
+// the report has the simulator's "checkpoint" section.
+TEST_F(Bench, ACheckpointBesideATrainingReadIsWrittenWhileTheLoadersRead) {
+  const std::string scenario = write_scenario("beside.json", scenario_json("real-beside", 5, R"(
+  {"name": "unet3d-small", "mlperf": "unet3d", "files": 24, "epochs": 2, "batch_size": 2,
+   "sample_size_mib": {"mean": 0.25, "stddev": 0.05}, "compute_s_per_step": 0.15},
+  {"name": "ckpt", "type": "checkpoint", "model_gb": 0.002, "optimizer_gb": 0.004,
+   "tensor_parallel": 2, "checkpoints": 2, "fsync": true, "start_s": 0.1})"));
+  nlohmann::json r;
+  std::string err;
+  ASSERT_EQ(bench("fill", scenario, &r, &err), 0) << err << logs();
+  EXPECT_EQ(r["carry_data"]["files_written"], 24);
+  ASSERT_EQ(bench("run", scenario, &r, &err), 0) << err << logs();
+  EXPECT_EQ(r["summary"]["workload"], "training_read");
+  EXPECT_EQ(r["summary"]["files_read"], 48);
+  const nlohmann::json& ck = r["checkpoint"];
+  EXPECT_EQ(ck["name"], "ckpt");
+  EXPECT_EQ(ck["ranks_run"], 2);
+  EXPECT_EQ(ck["rank_bytes"], 3'000'000);  // 6 MB over 2 ranks
+  EXPECT_EQ(ck["checkpoint_bytes"], 6'000'000);
+  EXPECT_EQ(ck["checkpoints_complete"], 2) << ck.dump();  // 12 steps of 0.15 s outlast them
+  EXPECT_GT(ck["write_seconds"].get<double>(), 0.0);
+  EXPECT_NEAR(ck["write_gibps"].get<double>(),
+              6e6 / ck["write_seconds"].get<double>() / (1024.0 * 1024 * 1024), 1e-6);
+  // The dataset's 48 reads and the 4 checkpoint files read back after the run.
+  EXPECT_EQ(r["carry_data"]["files_written"], 4);
+  EXPECT_EQ(r["carry_data"]["reads_verified"], 52);
+  EXPECT_EQ(r["carry_data"]["mismatches"], 0);
+  std::printf(
+      "training read with a checkpoint beside it: AU %.3f, checkpoint %.3f s (%.3f GiB/s)\n",
+      r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+      ck["write_seconds"].get<double>(), ck["write_gibps"].get<double>());
 }
 
 TEST_F(Bench, ScenariosItCannotRunAreRefusedNamingTheKey) {
