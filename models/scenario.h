@@ -293,6 +293,7 @@ struct RealSpec {
   bool namespaces = false;              // hosts: "namespaces" (else "loopback")
   uint64_t drive_bytes = 256ull << 20;  // each OSD's drive file
   double link_gbps = 0;                 // veth shaping (0: each host's modelled NICs)
+  double added_latency_s = 0;           // one way, added by the senders (no netem here)
   std::string dir;                      // the cluster's folder (empty: /tmp/granary-real-NAME)
 };
 

@@ -278,12 +278,13 @@ Result<ClusterConfig> parse_cluster_config(const std::string& text, const std::s
   for (size_t i = 0; i < hosts->size(); ++i) {
     const std::string p = "/hosts/" + std::to_string(i);
     const json& h = (*hosts)[i];
-    check_keys(r, h, p, {"name", "address", "cores", "server"});
+    check_keys(r, h, p, {"name", "address", "cores", "server", "added_latency_s"});
     ClusterHost host;
     host.name = r.string(h, p, "name", true);
     host.address = r.string(h, p, "address", true);
     host.cores = static_cast<int>(r.integer(h, p, "cores", false, 1, 4096, 1));
     host.server = r.string(h, p, "server", false, "");
+    host.added_latency_s = r.number(h, p, "added_latency_s", 0, 1, 0);
     if (r.ok() && !addresses.insert(host.address).second) {
       r.fail(p + "/address", "'" + host.address + "' is another host's address too");
     }
@@ -380,6 +381,7 @@ std::string cluster_config_json(const ClusterConfig& c) {
   for (const ClusterHost& h : c.hosts) {
     json host = {{"name", h.name}, {"address", h.address}, {"cores", h.cores}};
     if (!h.server.empty()) host["server"] = h.server;
+    if (h.added_latency_s > 0) host["added_latency_s"] = h.added_latency_s;
     j["hosts"].push_back(std::move(host));
   }
   j["osds"] = json::array();

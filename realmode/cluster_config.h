@@ -6,7 +6,8 @@
 //
 //   {"version": 1, "provider": "tcp;ofi_rxm", "key_file": "/run/granary/key",
 //    "hosts": [{"name": "storage0", "address": "127.0.0.1:40001", "cores": 4}, ...],
-//      (a host may name the storage server it is part of: "server": "storage0"; see below)
+//      (a host may name the storage server it is part of: "server": "storage0", see below, and
+//      add latency to what it sends: "added_latency_s": 0.001)
 //    "osds": [{"id": 0, "host": 0, "drive": "/var/lib/granary/osd.0.img",
 //              "drive_bytes": 67108864, "queue_depth": 32}, ...],
 //    "names": {"c3": 3, "peer": 3},
@@ -73,6 +74,9 @@ struct ClusterHost {
   // empty: the host is its own. Several OSD processes of one server are hosts of their own
   // (an address each: a port of the server's IP) with the same `server`.
   std::string server;
+  // One-way latency added to every message the host's process sends to another host (its
+  // RealEnv's NIC model, RealHostOptions::latency_s: the netem this kernel lacks). 0: none.
+  double added_latency_s = 0;
   // The failure domain: `server`, or the host's name.
   const std::string& domain() const { return server.empty() ? name : server; }
 };

@@ -67,6 +67,7 @@ Result<std::unique_ptr<ClusterProcess>> ClusterProcess::open(const ClusterConfig
     o.name = config.hosts[i].name;
     o.cores = config.hosts[i].cores;
     o.local = static_cast<HostId>(i) == host;
+    o.latency_s = config.hosts[i].added_latency_s;
     Result<HostId> added = p->env_->add_host(o);
     if (!added.ok()) return added.status();
   }

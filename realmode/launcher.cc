@@ -294,7 +294,8 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
     const std::string address = ns ? c.state["subnet"].get<std::string>() + "." +
                                          std::to_string(m + 2) + ":" + std::to_string(l.port_of(h))
                                    : "127.0.0.1:" + std::to_string(free_loopback_port());
-    config.hosts.push_back({name, address, 4, l.drives == 1 ? std::string() : server});
+    config.hosts.push_back(
+        {name, address, 4, l.drives == 1 ? std::string() : server, s.real.added_latency_s});
   }
   for (int o = 0; o < l.osds(); ++o) {
     config.osds.push_back(

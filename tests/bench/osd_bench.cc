@@ -41,7 +41,7 @@ int write_config(const std::string& dir, const std::string& drive, uint64_t driv
   const auto table = test::loopback_table(2);
   ClusterConfig c;
   c.key_file = dir + "/key";
-  c.hosts = {{"storage0", table[0], 16, ""}, {"client", table[1], 16, ""}};
+  c.hosts = {{"storage0", table[0], 16, "", 0}, {"client", table[1], 16, "", 0}};
   c.osds = {{0, 0, drive, drive_mib << 20, 64}};
   c.names = {{kImage, kClientHost}};
   c.replicas = 1;

@@ -200,7 +200,7 @@ TEST_F(RealCli, AReadStormThroughDriveHostAndLinkFailuresLosesAndCorruptsNothing
 // both, so the three copies go to three servers; a slow drive (every I/O of osd.2 20 times as
 // long) and then its whole server down (both its OSDs SIGKILLed) and back, the drive still
 // slow after the restart until the timeline restores it; and a random drive failure drawn from
-// the seed, with its replacement.
+// the seed, with its replacement. Every message between hosts 1 ms later (real.added_latency_us).
 TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
   const std::string dir = tmp_ + "/two";
   std::string text = scenario("real-two", dir, hosts_,
@@ -219,6 +219,10 @@ TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
                    "time_scale": 2e6, "replace_after_s": 0.3})");
   const std::string one_drive = R"("count": 1},)";
   text.replace(text.find(one_drive), one_drive.size(), R"("count": 2},)");
+  // 1 ms added to every message between hosts, one way: a read waits 2 ms at least.
+  const std::string drive_mib = R"("drive_mib": 96)";
+  text.replace(text.find(drive_mib), drive_mib.size(),
+               R"("drive_mib": 96, "added_latency_us": 1000)");
   const std::string path = write("two.json", text);
   const nlohmann::json r = up_run_verify_down(path, dir, 24, [&] {
     // Six OSD processes on three servers; osd.2 slowed, restarted slow, restored.
@@ -250,9 +254,11 @@ TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
     EXPECT_EQ(f["ok"], true) << f.dump();
   }
   EXPECT_EQ(r["failures"][0]["factor"], 20);
+  EXPECT_GE(r["latency_ms"]["read"]["p50"].get<double>(), 2.0);
   for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
   std::printf(
-      "two OSDs per server, osd.2 slowed 20x, storage host 1 down and back, osd.3 failed and "
+      "two OSDs per server, 1 ms added, osd.2 slowed 20x, storage host 1 down and back, osd.3 "
+      "failed and "
       "replaced: AU %.3f over "
       "%.2f s, read p50 %.1f ms, max %.1f ms\n",
       r["summary"]["accelerator_utilization"]["mean"].get<double>(),

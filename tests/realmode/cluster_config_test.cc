@@ -26,9 +26,9 @@ namespace {
 ClusterConfig sample() {
   ClusterConfig c;
   c.key_file = "/tmp/key";
-  c.hosts = {{"storage0", "127.0.0.1:40001", 4, ""},
-             {"storage1", "127.0.0.1:40002", 4, ""},
-             {"client", "127.0.0.1:40003", 8, ""}};
+  c.hosts = {{"storage0", "127.0.0.1:40001", 4, "", 0},
+             {"storage1", "127.0.0.1:40002", 4, "", 0},
+             {"client", "127.0.0.1:40003", 8, "", 0}};
   c.osds = {{0, 0, "/tmp/osd.0.img", 64ull << 20, 32}, {1, 1, "/tmp/osd.1.img", 64ull << 20, 16}};
   c.names = {{"c2", 2}};
   c.replicas = 2;
@@ -129,8 +129,8 @@ TEST(ClusterConfig, BadFilesGetOneLineNamingTheJsonPath) {
 // hosts (rule erasure_host); bad codes get one line naming the path.
 TEST(ClusterConfig, ErasureCodedPool) {
   ClusterConfig c = sample();
-  c.hosts.insert(c.hosts.begin() + 2,
-                 {{"storage2", "127.0.0.1:40004", 4, ""}, {"storage3", "127.0.0.1:40005", 4, ""}});
+  c.hosts.insert(c.hosts.begin() + 2, {{"storage2", "127.0.0.1:40004", 4, "", 0},
+                                       {"storage3", "127.0.0.1:40005", 4, "", 0}});
   c.osds.push_back({2, 2, "/tmp/osd.2.img", 64ull << 20, 32});
   c.osds.push_back({3, 3, "/tmp/osd.3.img", 64ull << 20, 32});
   c.names = {{"c2", 4}};
@@ -193,11 +193,11 @@ TEST(ClusterConfig, ErasureCodedPool) {
 // may not ask for more copies than there are servers.
 TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
   ClusterConfig c = sample();
-  c.hosts = {{"storage0.0", "127.0.0.1:40001", 4, "storage0"},
-             {"storage0.1", "127.0.0.1:40002", 4, "storage0"},
-             {"storage1.0", "127.0.0.1:40003", 4, "storage1"},
-             {"storage1.1", "127.0.0.1:40004", 4, "storage1"},
-             {"client", "127.0.0.1:40005", 8, ""}};
+  c.hosts = {{"storage0.0", "127.0.0.1:40001", 4, "storage0", 0},
+             {"storage0.1", "127.0.0.1:40002", 4, "storage0", 0},
+             {"storage1.0", "127.0.0.1:40003", 4, "storage1", 0.002},
+             {"storage1.1", "127.0.0.1:40004", 4, "storage1", 0.002},
+             {"client", "127.0.0.1:40005", 8, "", 0}};
   c.osds.clear();
   for (int32_t o = 0; o < 4; ++o) {
     c.osds.push_back({o, o, "/tmp/osd." + std::to_string(o) + ".img", 64ull << 20, 32});
@@ -212,6 +212,8 @@ TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
   EXPECT_EQ(cluster_config_json(*back), text);
   EXPECT_EQ(back->hosts[1].server, "storage0");
   EXPECT_EQ(back->hosts[4].domain(), "client");
+  EXPECT_EQ(back->hosts[2].added_latency_s, 0.002);
+  EXPECT_EQ(back->hosts[0].added_latency_s, 0);
   auto map = back->osd_map();
   ASSERT_TRUE(map.ok()) << map.status().to_string();
   auto placement = map->pool_placement(kClusterPoolId);
@@ -230,7 +232,9 @@ TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
                   {{R"("replicas": 2)", R"("replicas": 3)",
                     "cluster.json: /pool/replicas: expected an integer in 1..2, found 3"},
                    {R"("server": "storage0")", R"("server": "")",
-                    R"(cluster.json: /hosts/0/server: expected a non-empty string, found "")"}});
+                    R"(cluster.json: /hosts/0/server: expected a non-empty string, found "")"},
+                   {R"("added_latency_s": 0.002)", R"("added_latency_s": 2)",
+                    "cluster.json: /hosts/2/added_latency_s: expected a number in 0..1, found 2"}});
 }
 
 // granary-osd --fault-file: absent is no fault, {"slow_factor": F} slows the drive F times, and

@@ -35,7 +35,7 @@ inline std::string loopback_cluster(const std::vector<std::string>& hosts, int o
   if (!key.ok() || !key->save(dir + "/key").ok()) return "";
   const auto table = loopback_table(static_cast<int>(hosts.size()));
   config->key_file = dir + "/key";
-  for (size_t i = 0; i < hosts.size(); ++i) config->hosts.push_back({hosts[i], table[i], 4, ""});
+  for (size_t i = 0; i < hosts.size(); ++i) config->hosts.push_back({hosts[i], table[i], 4, "", 0});
   for (int i = 0; i < osds; ++i) {
     config->osds.push_back({i, i, dir + "/osd." + std::to_string(i) + ".img", 64ull << 20, 32});
   }
