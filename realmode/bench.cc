@@ -73,6 +73,16 @@ services::StorageBackend backend_of(ClusterProcess& process, const BenchPlan& pl
   return b;
 }
 
+// The backend of block I/O beside a training read: the pool with the volumes' layout.
+services::StorageBackend volume_backend_of(ClusterProcess& process, const BenchPlan& plan) {
+  services::RadosBackend b = process.rados_backend();
+  auto layout = layout::RbdLayout::create(plan.plan.block_volumes->layout);
+  GRANARY_CHECK(layout.ok());  // plan_bench checked it
+  b.layout = *layout;
+  b.window_requests = plan.plan.storage.inflight_objects;
+  return b;
+}
+
 nlohmann::json report_head(const BenchPlan& plan, const BenchOptions& options,
                            const std::string& command) {
   const models::Scenario& s = plan.plan.scenario;
@@ -91,12 +101,13 @@ bool in_share(uint64_t i, const BenchOptions& o) {
 // them.
 Status for_each_file(
     ClusterProcess& process, const BenchPlan& plan, const BenchOptions& options, Counts& counts,
-    const std::function<Status(services::StorageClient&, const services::DatasetFile&)>& io) {
+    const std::function<Status(services::StorageClient&, const services::DatasetFile&)>& io,
+    const services::Dataset* dataset = nullptr, const services::StorageBackend* backend = nullptr) {
   RealEnv& env = process.env();
   const HostId host = process.host();
-  services::StorageClient client(env, host, backend_of(process, plan),
+  services::StorageClient client(env, host, backend ? *backend : backend_of(process, plan),
                                  services::StorageClientOptions{.name = options.name + ".files"});
-  const auto& files = plan.dataset->files();
+  const auto& files = (dataset ? *dataset : *plan.dataset).files();
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   for (int t = 0; t < options.writers; ++t) {
@@ -219,6 +230,72 @@ class AsyncCheckpointRanks {
   sim::AsyncCheckpoint measured_;  // write_s[checkpoint][index in ranks_]
 };
 
+// Block I/O beside the training read, as the simulator runs it (sim/world.cc, start_beside):
+// each block node of the share opens its volume (its image, filled before) and the
+// simulator's BlockWorkloadDriver issues its I/O in daemon tasks, stopped when the training
+// read ends; every write carries the image's content and every read is compared with it.
+class BesideBlock {
+ public:
+  // Null when the share holds no block node.
+  static Result<std::unique_ptr<BesideBlock>> open(ClusterProcess& process, const BenchPlan& plan,
+                                                   const BenchOptions& options) {
+    auto b = std::unique_ptr<BesideBlock>(new BesideBlock(plan));
+    RealEnv& env = process.env();
+    const sim::BlockPlan& bp = *plan.plan.block_volumes;
+    Result<layout::RbdLayout> layout = layout::RbdLayout::create(bp.layout);
+    if (!layout.ok()) return layout.status();
+    for (int c = 0; c < bp.nodes; ++c) {
+      if (!in_share(static_cast<uint64_t>(c), options)) continue;
+      b->clients_.push_back(std::make_unique<services::StorageClient>(
+          env, process.host(), volume_backend_of(process, plan),
+          services::StorageClientOptions{.name = options.name + ".block" + std::to_string(c)}));
+      services::BlockVolumeSpec vs;
+      vs.image = plan.volume_images->files()[static_cast<size_t>(c)].path;
+      vs.size_bytes = bp.spec.block.volume_bytes;
+      Result<std::unique_ptr<services::BlockVolume>> vol =
+          services::BlockVolume::open(env, *b->clients_.back(), *layout, vs);
+      if (!vol.ok()) return vol.status();
+      b->volumes_.push_back(std::move(vol).value());
+    }
+    if (b->volumes_.empty()) return std::unique_ptr<BesideBlock>();
+    std::vector<services::BlockVolume*> vols;
+    for (auto& v : b->volumes_) vols.push_back(v.get());
+    b->driver_ = std::make_unique<sim::BlockWorkloadDriver>(
+        env, bp.spec.block, bp.boot, vols, std::vector<HostId>(vols.size(), process.host()),
+        plan.shuffle_seed);
+    b->driver_->carry_data(plan.content_seed);
+    return b;
+  }
+
+  void start(double origin_s) { driver_->start(TaskOptions{.daemon = true}, origin_s); }
+
+  // After the training read: the figures up to `end_s` (its end), as the report's "block"
+  // section (the simulator's keys: the driver's summary, `workload`, `name`, `latency_ms`);
+  // the reads it verified and the bytes its writes carried go into `counts`.
+  Result<nlohmann::json> finish(RealEnv& env, HostId host, const std::string& name, double end_s,
+                                Counts& counts) {
+    if (Status s = driver_->first_error(); !s.ok()) return s;
+    env.spawn(host, name + ".block.collect", [&] { driver_->collect(end_s); });  // Env locks
+    if (Status s = env.run(); !s.ok()) return s;
+    const sim::BlockPlan& bp = *plan_.plan.block_volumes;
+    nlohmann::json j = driver_->summary();
+    j["workload"] = bp.boot ? "boot_storm" : "block";
+    j["name"] = bp.spec.name;
+    j["latency_ms"] = driver_->latency_ms();
+    counts.reads_verified += driver_->reads_verified();
+    counts.bytes_verified += driver_->bytes_verified();
+    counts.bytes_written += driver_->writes_carried() * bp.spec.block.block_bytes;
+    return j;
+  }
+
+ private:
+  explicit BesideBlock(const BenchPlan& plan) : plan_(plan) {}
+  const BenchPlan& plan_;
+  std::vector<std::unique_ptr<services::StorageClient>> clients_;
+  std::vector<std::unique_ptr<services::BlockVolume>> volumes_;
+  std::unique_ptr<sim::BlockWorkloadDriver> driver_;
+};
+
 Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& plan,
                                     const BenchOptions& options, nlohmann::json report) {
   RealEnv& env = process.env();
@@ -258,8 +335,16 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
     checkpoint.emplace(plan, options, client_of_node, counts);
     checkpoint->start(env, host);
   }
+  std::unique_ptr<BesideBlock> block;
+  if (p.block_volumes && !p.block) {
+    Result<std::unique_ptr<BesideBlock>> opened = BesideBlock::open(process, plan, options);
+    if (!opened.ok()) return opened.status();
+    block = std::move(opened).value();
+    if (block) block->start(env.now_s());
+  }
   for (auto& g : gpus) g->start();
   if (Status s = env.run(); !s.ok()) return s;
+  const double read_end_s = env.now_s();
   if (checkpoint) {
     if (Status s = checkpoint->verify(env, host); !s.ok()) return s;
     std::lock_guard lock(counts.mu);
@@ -301,8 +386,13 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
                            {{"p50", latencies.percentile(50) * 1e3},
                             {"p99", latencies.percentile(99) * 1e3},
                             {"max", latencies.max() * 1e3}}}};
-  report["carry_data"] = counts.to_json();
   if (checkpoint) report["checkpoint"] = checkpoint->to_json();
+  if (block) {
+    Result<nlohmann::json> b = block->finish(env, host, options.name, read_end_s, counts);
+    if (!b.ok()) return b.status();
+    report["block"] = std::move(b).value();
+  }
+  report["carry_data"] = counts.to_json();
   return report;
 }
 
@@ -526,13 +616,12 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "`granary real run` or by hand (kill -9 a daemon)");
   }
   using K = models::WorkloadKind;
-  // One workload, or a training read with a checkpoint beside it (the simulator's mixes; block
-  // I/O beside a training read is refused below).
-  if (s.workloads.size() != 1 &&
-      (s.workloads.size() != 2 || s.workloads[0].kind != K::kTrainingRead)) {
+  // One workload, or a training read with a checkpoint, block I/O or both beside it (the
+  // simulator's mixes; the scenario reader refused any other).
+  if (s.workloads.size() > 1 && s.workloads[0].kind != K::kTrainingRead) {
     return refuse("workloads",
-                  "granary-bench runs one training_read, checkpoint, block or boot_storm "
-                  "workload, or a training read with a checkpoint beside it");
+                  "granary-bench runs a mix after a training read only (block I/O beside a "
+                  "checkpoint is not run)");
   }
   const K kind = s.workloads[0].kind;
   if ((kind == K::kBlock || kind == K::kBootStorm) && config.pfs) {
@@ -548,9 +637,16 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
   s.simulation.carry_data.reset();
   Result<sim::ClusterPlan> plan = sim::build_cluster_plan(s, s.seed);
   if (!plan.ok()) return plan.status();
+  if (plan->block_volumes && !plan->block && plan->block_volumes->spec.block.clone) {
+    return refuse("workloads[1].volume.clone",
+                  "clones are not run by granary-bench (a copy-up would merge the parent's "
+                  "bytes with the write's)");
+  }
   if (plan->block_volumes && !plan->block) {
-    return refuse("workloads",
-                  "block I/O beside the training read is not run by granary-bench yet");
+    if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->block_volumes->layout);
+        !l.ok()) {
+      return refuse("workloads[1].volume", l.status().message());
+    }
   }
   if (Result<layout::RbdLayout> l = layout::RbdLayout::create(plan->storage.layout);
       !config.pfs && !l.ok()) {
@@ -564,6 +660,11 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
   b.dataset = std::make_shared<const services::Dataset>(std::move(dataset).value());
   b.shuffle_seed = rng.next_u64();
   b.content_seed = b.plan.seed;
+  if (b.plan.block_volumes && !b.plan.block) {
+    Result<services::Dataset> images = services::Dataset::create(b.plan.block_volumes->images, rng);
+    if (!images.ok()) return images.status();
+    b.volume_images = std::make_shared<const services::Dataset>(std::move(images).value());
+  }
   return b;
 }
 
@@ -586,6 +687,20 @@ Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan
                       counts.bytes_written += f.size_bytes;
                       return Status::ok_status();
                     });
+  if (s.ok() && plan.volume_images) {  // block I/O beside the read: its volumes' images
+    const services::StorageBackend volumes = volume_backend_of(process, plan);
+    s = for_each_file(
+        process, plan, options, counts,
+        [&](services::StorageClient& client, const services::DatasetFile& f) {
+          auto w = client.write_file(f.path,
+                                     sim::content_payload(plan.content_seed, f.path, f.size_bytes));
+          if (!w.ok()) return w.status();
+          ++counts.files_written;
+          counts.bytes_written += f.size_bytes;
+          return Status::ok_status();
+        },
+        plan.volume_images.get(), &volumes);
+  }
   if (!s.ok()) return s;
   nlohmann::json report = report_head(plan, options, "fill");
   report["summary"] = {{"seconds", process.env().now_s() - t0}};

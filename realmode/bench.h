@@ -11,8 +11,10 @@
 //    cluster file's replicas and pg_num, one training_read, checkpoint, block or boot_storm
 //    workload or a training read with a checkpoint beside it (its ranks writing while the
 //    loaders read, as the simulator runs it), no failure timeline (`granary real run` injects
-//    one), no block I/O beside a training read, no clone volumes.
-//  - fill: writes the training read's dataset (the files of this process's share).
+//    one), block I/O beside it (the simulator's BlockWorkloadDriver on each block node's
+//    volume, stopped when the read ends), no clone volumes.
+//  - fill: writes the training read's dataset (the files of this process's share), and the
+//    volume images of block I/O beside it.
 //  - run: the workload; the report (docs/report-format.md's keys where they apply, marked
 //    "mode": "real").
 //  - verify: reads every file of the share back and compares it with its content.
@@ -39,8 +41,10 @@ namespace granary::realmode {
 struct BenchPlan {
   sim::ClusterPlan plan;
   std::shared_ptr<const services::Dataset> dataset;  // the training read's, or the shares
-  uint64_t content_seed = 0;                         // files' content: the scenario's seed
-  uint64_t shuffle_seed = 0;                         // every loader's, every process's
+  // Block I/O beside the training read: the client nodes' volume images (one per block node).
+  std::shared_ptr<const services::Dataset> volume_images;
+  uint64_t content_seed = 0;  // files' content: the scenario's seed
+  uint64_t shuffle_seed = 0;  // every loader's, every process's
 };
 
 struct BenchOptions {

@@ -466,6 +466,38 @@ void merge_checkpoint(const std::vector<json>& shares, json& ck) {
       seconds > 0 ? ck["checkpoint_bytes"].get<double>() / seconds / std::ldexp(1.0, 30) : 0.0;
 }
 
+// Another share's block I/O figures (its summary `rs` and latencies) into `s` and `latency`:
+// counts and rates add up (the shares' windows are the same length); quantiles do not merge:
+// each the largest of the shares'.
+void merge_block(json& s, json& latency, const json& rs, const json& other_latency) {
+  for (const char* k : {"volumes", "reads", "writes", "copyups", "parent_reads", "nodes_booted"}) {
+    if (s.contains(k)) s[k] = s[k].get<uint64_t>() + rs[k].get<uint64_t>();
+  }
+  for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
+    s[k] = s[k].get<double>() + rs[k].get<double>();
+  }
+  s["measured_seconds"] =
+      std::max(s["measured_seconds"].get<double>(), rs["measured_seconds"].get<double>());
+  if (s.contains("boot_seconds")) {
+    for (auto& [k, v] : s["boot_seconds"].items()) {
+      v = std::max(v.get<double>(), rs["boot_seconds"][k].get<double>());
+    }
+    s["boot_complete"] = s["boot_complete"].get<bool>() && rs["boot_complete"].get<bool>();
+  }
+  for (auto& [op, q] : latency.items()) {
+    if (!other_latency.contains(op)) continue;
+    const json& other = other_latency[op];
+    const double n = q["count"].get<double>(), m = other["count"].get<double>();
+    q["mean"] =
+        n + m > 0 ? (q["mean"].get<double>() * n + other["mean"].get<double>() * m) / (n + m) : 0.0;
+    q["count"] = q["count"].get<uint64_t>() + other["count"].get<uint64_t>();
+    for (const char* k : {"p50", "p90", "p99", "p999", "max"}) {
+      q[k] = std::max(q[k].get<double>(), other[k].get<double>());
+    }
+    q.erase("cdf");  // a distribution's points do not merge either
+  }
+}
+
 // The shares' reports as one: sums, the accelerators' utilisation over all of them.
 json merge(const std::vector<json>& shares) {
   json out = shares.front();
@@ -516,38 +548,15 @@ json merge(const std::vector<json>& shares) {
   const std::string workload =
       out.contains("summary") ? out["summary"].value("workload", "") : std::string();
   if (workload == "block" || workload == "boot_storm") {
-    // Counts and rates add up (the shares' windows are the same length); quantiles do not
-    // merge: each the largest of the shares'.
-    json& s = out["summary"];
     for (size_t i = 1; i < shares.size(); ++i) {
-      const json& rs = shares[i]["summary"];
-      for (const char* k :
-           {"volumes", "reads", "writes", "copyups", "parent_reads", "nodes_booted"}) {
-        if (s.contains(k)) s[k] = s[k].get<uint64_t>() + rs[k].get<uint64_t>();
-      }
-      for (const char* k : {"iops", "read_iops", "write_iops", "read_mibps", "write_mibps"}) {
-        s[k] = s[k].get<double>() + rs[k].get<double>();
-      }
-      s["measured_seconds"] =
-          std::max(s["measured_seconds"].get<double>(), rs["measured_seconds"].get<double>());
-      if (s.contains("boot_seconds")) {
-        for (auto& [k, v] : s["boot_seconds"].items()) {
-          v = std::max(v.get<double>(), rs["boot_seconds"][k].get<double>());
-        }
-        s["boot_complete"] = s["boot_complete"].get<bool>() && rs["boot_complete"].get<bool>();
-      }
-      for (auto& [op, q] : out["latency_ms"].items()) {
-        if (!shares[i]["latency_ms"].contains(op)) continue;
-        const json& other = shares[i]["latency_ms"][op];
-        const double n = q["count"].get<double>(), m = other["count"].get<double>();
-        q["mean"] = n + m > 0
-                        ? (q["mean"].get<double>() * n + other["mean"].get<double>() * m) / (n + m)
-                        : 0.0;
-        q["count"] = q["count"].get<uint64_t>() + other["count"].get<uint64_t>();
-        for (const char* k : {"p50", "p90", "p99", "p999", "max"}) {
-          q[k] = std::max(q[k].get<double>(), other[k].get<double>());
-        }
-        q.erase("cdf");  // a distribution's points do not merge either
+      merge_block(out["summary"], out["latency_ms"], shares[i]["summary"], shares[i]["latency_ms"]);
+    }
+  }
+  if (out.contains("block")) {  // block I/O beside the training read, in the shares that had some
+    json& b = out["block"];
+    for (size_t i = 1; i < shares.size(); ++i) {
+      if (shares[i].contains("block")) {
+        merge_block(b, b["latency_ms"], shares[i]["block"], shares[i]["block"]["latency_ms"]);
       }
     }
   }

@@ -350,10 +350,10 @@ TEST_F(RealCli, BlockIoThroughAnOsdCrashReadsBackWhatWasWritten) {
       static_cast<unsigned long long>(r["carry_data"]["reads_verified"].get<uint64_t>()));
 }
 
-// Two shares' reports of a training read with a checkpoint beside it: a checkpoint's time is its
+// Shares' reports of a training read with a checkpoint beside it: a checkpoint's time is its
 // slowest rank's over both shares, and only checkpoints every rank of every share finished
-// count.
-TEST(RealMerge, ACheckpointBesideTheReadIsTimedByItsSlowestRankOverTheShares) {
+// count. And with block I/O beside it.
+TEST(RealMerge, WhatRunsBesideTheReadIsMergedOverTheShares) {
   auto share = [](double au, std::vector<double> slowest) {
     return nlohmann::json{{"summary",
                            {{"workload", "training_read"},
@@ -391,6 +391,40 @@ TEST(RealMerge, ACheckpointBesideTheReadIsTimedByItsSlowestRankOverTheShares) {
   EXPECT_DOUBLE_EQ(m["summary"]["accelerator_utilization"]["mean"].get<double>(), 0.8);
   EXPECT_EQ(m["carry_data"]["files_written"], 4);
   EXPECT_EQ(m["shares"], 2);
+
+  // Block I/O beside the read, in two shares of three (the third had no block node): counts
+  // and rates add up, the latency mean is weighted by count, quantiles are the largest.
+  auto block = [](uint64_t reads, double iops, double p99, double mean) {
+    return nlohmann::json{{"workload", "block"},
+                          {"volumes", 1},
+                          {"reads", reads},
+                          {"writes", 10},
+                          {"iops", iops},
+                          {"read_iops", iops},
+                          {"write_iops", 0.0},
+                          {"read_mibps", 1.0},
+                          {"write_mibps", 0.0},
+                          {"measured_seconds", 2.0},
+                          {"latency_ms",
+                           {{"read",
+                             {{"count", reads},
+                              {"mean", mean},
+                              {"p50", 1.0},
+                              {"p90", 2.0},
+                              {"p99", p99},
+                              {"p999", p99},
+                              {"max", p99}}}}}};
+  };
+  nlohmann::json a = share(0.9, {1.0}), b = share(0.9, {1.0}), c = share(0.9, {1.0});
+  a["block"] = block(100, 50.0, 3.0, 1.0);
+  b["block"] = block(300, 150.0, 9.0, 2.0);
+  const nlohmann::json mb = realmode::merge_share_reports({a, b, c})["block"];
+  EXPECT_EQ(mb["volumes"], 2);
+  EXPECT_EQ(mb["reads"], 400);
+  EXPECT_DOUBLE_EQ(mb["iops"].get<double>(), 200.0);
+  EXPECT_EQ(mb["latency_ms"]["read"]["count"], 400);
+  EXPECT_DOUBLE_EQ(mb["latency_ms"]["read"]["mean"].get<double>(), 1.75);
+  EXPECT_DOUBLE_EQ(mb["latency_ms"]["read"]["p99"].get<double>(), 9.0);
 }
 
 TEST_F(RealCli, WhatItCannotRunIsRefused) {
