@@ -289,8 +289,19 @@ struct SimulationSpec {
 
 // ---- real (read by `granary real` only: the simulator ignores it)
 
+// A lab host of real.hosts "ssh": one machine of the cluster, reached over ssh.
+struct LabHost {
+  std::string address;  // the IP its daemons listen on and the others reach it at
+  std::string ssh;      // [user@]host for ssh (empty: root@address)
+  int ssh_port = 22;
+};
+
 struct RealSpec {
-  bool namespaces = false;              // hosts: "namespaces" (else "loopback")
+  bool namespaces = false;              // hosts: "namespaces" (else "loopback", or "ssh")
+  bool ssh = false;                     // hosts: "ssh": lab_hosts
+  std::vector<LabHost> lab_hosts;       // storage servers, the monitor (or MDS), client nodes
+  std::string ssh_identity;             // a private key for ssh (empty: ssh's defaults)
+  std::string bin_dir;                  // the binaries on the lab hosts (empty: the local ones')
   uint64_t drive_bytes = 256ull << 20;  // each OSD's drive file
   double link_gbps = 0;                 // veth shaping (0: each host's modelled NICs)
   double added_latency_s = 0;           // one way, added by the senders (no netem here)

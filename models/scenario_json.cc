@@ -1546,6 +1546,36 @@ RandomDriveFailures parse_random_drive_failures(const Obj& o, size_t index) {
   return r;
 }
 
+// real.lab_hosts (hosts "ssh"): one per machine of the real cluster, in order: the storage
+// servers, the monitor (or MDS), the client nodes.
+void parse_lab_hosts(const Obj& real, Scenario& s) {
+  s.real.ssh_identity = real.text("ssh_identity");
+  s.real.bin_dir = real.text("bin_dir");
+  const json* arr = real.find("lab_hosts");
+  const size_t machines = static_cast<size_t>(s.cluster.storage.count) + 1 +
+                          static_cast<size_t>(s.cluster.clients.count);
+  if (!s.real.ssh) {
+    if (arr) real.fail("lab_hosts", "only with hosts \"ssh\"");
+    if (!s.real.ssh_identity.empty()) real.fail("ssh_identity", "only with hosts \"ssh\"");
+    if (!s.real.bin_dir.empty()) real.fail("bin_dir", "only with hosts \"ssh\"");
+    return;
+  }
+  if (!arr || !arr->is_array() || arr->size() != machines) {
+    real.expected("lab_hosts", "an array of " + std::to_string(machines) +
+                                   " lab hosts (the storage servers, the monitor or MDS, the "
+                                   "client nodes, in that order)");
+  }
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const Obj o(real.ctx(), (*arr)[i], real.path_of("lab_hosts") + "[" + std::to_string(i) + "]",
+                {"address", "ssh", "ssh_port"});
+    LabHost h;
+    h.address = o.name("address", std::nullopt);
+    h.ssh = o.text("ssh");
+    h.ssh_port = o.int32("ssh_port", {1, 65535}, 22);
+    s.real.lab_hosts.push_back(std::move(h));
+  }
+}
+
 std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
@@ -1944,10 +1974,13 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
   }
   check_simulated_time(root, s);
   if (root.has("real")) {
-    const Obj real =
-        root.object("real", {"hosts", "drive_mib", "link_gbps", "added_latency_us", "dir"});
-    s.real.namespaces =
-        real.choice<bool>("hosts", {{"loopback", false}, {"namespaces", true}}, false);
+    const Obj real = root.object("real", {"hosts", "drive_mib", "link_gbps", "added_latency_us",
+                                          "dir", "lab_hosts", "ssh_identity", "bin_dir"});
+    const int where =
+        real.choice<int>("hosts", {{"loopback", 0}, {"namespaces", 1}, {"ssh", 2}}, 0);
+    s.real.namespaces = where == 1;
+    s.real.ssh = where == 2;
+    parse_lab_hosts(real, s);
     s.real.drive_bytes = real.size_bytes("drive_mib", kMiB, "MiB", 64 * kMiB, 1024ull * 1024 * kMiB,
                                          kMiB, s.real.drive_bytes);
     s.real.link_gbps = real.number("link_gbps", {0, true, 10000}, 0);

@@ -25,6 +25,7 @@
 #include "models/scenario_json.h"
 #include "realmode/auth.h"
 #include "realmode/cluster_config.h"
+#include "realmode/machine.h"
 
 namespace granary::realmode {
 namespace {
@@ -58,71 +59,12 @@ std::string binary(const std::string& name) {
   return name;
 }
 
-// Starts argv (in network namespace `netns` when not empty) detached from this process (its
-// own session, surviving it), stdout and stderr appended to `log`; its pid.
-Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const std::string& netns,
-                             const std::string& log) {
-  std::vector<std::string> args;
-  if (!netns.empty()) args = {"ip", "netns", "exec", netns};
-  args.insert(args.end(), argv.begin(), argv.end());
-  const pid_t pid = fork();
-  if (pid < 0) return Status::io_error("fork failed");
-  if (pid == 0) {
-    setsid();
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    const int null = open("/dev/null", O_RDONLY);
-    if (null >= 0) dup2(null, 0);
-    std::vector<char*> c;
-    for (std::string& a : args) c.push_back(a.data());
-    c.push_back(nullptr);
-    execvp(c[0], c.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 // A shell command for the network set-up (as root); its error names it.
 Status sh(const std::string& cmd) {
   const int rc = std::system((cmd + " 2>/dev/null").c_str());
   if (rc != 0)
     return Status::io_error("'" + cmd + "' failed (exit status " + std::to_string(rc) + ")");
   return Status::ok_status();
-}
-
-bool alive(pid_t pid) {
-  if (pid <= 0 || kill(pid, 0) != 0) return false;
-  // A zombie of ours (a child not reaped) counts as dead.
-  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-  const size_t close = stat.rfind(')');
-  return close == std::string::npos || stat.size() < close + 3 || stat[close + 2] != 'Z';
-}
-
-// Stops `pid`: SIGTERM, then SIGKILL after `grace_s`; reaps it when it is our child.
-void stop_process(pid_t pid, double grace_s) {
-  if (!alive(pid)) return;
-  kill(pid, SIGCONT);  // one a partition stopped
-  kill(pid, SIGTERM);
-  for (double waited = 0; waited < grace_s && alive(pid); waited += 0.05) {
-    waitpid(pid, nullptr, WNOHANG);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (alive(pid)) kill(pid, SIGKILL);
-  waitpid(pid, nullptr, WNOHANG);
-}
-
-bool wait_logged(const std::string& log, const std::string& what, size_t count, double seconds) {
-  for (double waited = 0; waited < seconds; waited += 0.05) {
-    const std::string text = read_text(log);
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    if (n >= count) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -153,8 +95,20 @@ struct Cluster {
   models::Scenario scenario;
   std::string dir;
   json state;  // state.json: {"namespaces", "tag", "hosts": [...], "daemons": {...}, ...}
+  // Where each machine's processes run and its files live (Layout's machines): this machine
+  // (loopback, a network namespace) or a lab host over ssh. Made by make_machines.
+  std::vector<std::unique_ptr<Machine>> machines;
 
   std::string path(const std::string& name) const { return dir + "/" + name; }
+  Machine& machine_of(int host) {
+    return *machines[static_cast<size_t>(layout_of(scenario).machine_of(host))];
+  }
+  // A daemon or bench binary as the machines run it: real.bin_dir's on lab hosts when set,
+  // else this program's (the same path on every machine).
+  std::string binary(const std::string& name) const {
+    return scenario.real.ssh && !scenario.real.bin_dir.empty() ? scenario.real.bin_dir + "/" + name
+                                                               : realmode::binary(name);
+  }
   void save() const { std::ofstream(path("state.json")) << state.dump(2) << "\n"; }
   // The network namespace of a machine (Layout), of a host of the cluster file.
   std::string netns_of_machine(int machine) const {
@@ -171,6 +125,25 @@ std::string dir_of(const models::Scenario& s) {
   return s.real.dir.empty() ? "/tmp/granary-real-" + s.name : s.real.dir;
 }
 
+// A lab host's ssh target (real.hosts "ssh"): its known_hosts file in the cluster's folder, its
+// multiplexed connection's socket in a short private folder of its own (socket paths are
+// limited to about 100 bytes).
+SshTarget ssh_target_of(const models::Scenario& s, const std::string& dir, int machine) {
+  const models::LabHost& h = s.real.lab_hosts[static_cast<size_t>(machine)];
+  const unsigned tag = static_cast<unsigned>(std::hash<std::string>{}(dir)) % 900000 + 100000;
+  return SshTarget{h.ssh.empty() ? "root@" + h.address : h.ssh, h.ssh_port, s.real.ssh_identity,
+                   dir + "/known_hosts", "/tmp/granary-ssh-" + std::to_string(tag)};
+}
+
+void make_machines(Cluster& c) {
+  c.machines.clear();
+  const Layout l = layout_of(c.scenario);
+  for (int m = 0; m < l.machines(); ++m) {
+    c.machines.push_back(c.scenario.real.ssh ? ssh_machine(ssh_target_of(c.scenario, c.dir, m))
+                                             : local_machine(c.netns_of_machine(m)));
+  }
+}
+
 // The cluster `up` made for the scenario, from its state.json.
 Result<Cluster> open_cluster(const std::string& scenario_path) {
   Result<models::Scenario> s = models::load_scenario(scenario_path);
@@ -185,6 +158,7 @@ Result<Cluster> open_cluster(const std::string& scenario_path) {
   }
   c.state = json::parse(text, nullptr, false);
   if (c.state.is_discarded()) return Status::corruption(c.path("state.json") + ": not JSON");
+  make_machines(c);
   return c;
 }
 
@@ -291,9 +265,11 @@ ClusterConfig config_of(const Cluster& c, const Layout& l) {
                                                  : "client" + std::to_string(m - l.storage - 1))
                              : l.drives == 1 ? server
                                              : server + "." + std::to_string(h % l.drives);
-    const std::string address = ns ? c.state["subnet"].get<std::string>() + "." +
-                                         std::to_string(m + 2) + ":" + std::to_string(l.port_of(h))
-                                   : "127.0.0.1:" + std::to_string(free_loopback_port());
+    const std::string port = std::to_string(l.port_of(h));
+    const std::string address =
+        s.real.ssh ? s.real.lab_hosts[static_cast<size_t>(m)].address + ":" + port
+        : ns       ? c.state["subnet"].get<std::string>() + "." + std::to_string(m + 2) + ":" + port
+                   : "127.0.0.1:" + std::to_string(free_loopback_port());
     config.hosts.push_back(
         {name, address, 4, l.drives == 1 ? std::string() : server, s.real.added_latency_s});
   }
@@ -329,8 +305,8 @@ std::string fault_file(const Cluster& c, int osd) {
 }
 
 std::vector<std::string> osd_argv(const Cluster& c, int osd) {
-  return {binary("granary-osd"), "--config",     c.path("cluster.json"), "--osd",
-          std::to_string(osd),   "--fault-file", fault_file(c, osd)};
+  return {c.binary("granary-osd"), "--config",     c.path("cluster.json"), "--osd",
+          std::to_string(osd),     "--fault-file", fault_file(c, osd)};
 }
 
 // Starts a daemon (recorded in state.json before anything waits for it).
@@ -338,7 +314,7 @@ Status spawn_daemon(Cluster& c, const std::string& name, std::vector<std::string
   const std::string log = c.path(name + ".log");
   const int starts =
       c.state["daemons"].contains(name) ? c.state["daemons"][name].value("starts", 0) + 1 : 1;
-  Result<pid_t> pid = spawn_detached(argv, c.netns_of(host), log);
+  Result<int64_t> pid = c.machine_of(host).start(argv, log);
   if (!pid.ok()) return pid.status();
   c.state["daemons"][name] = {{"pid", *pid}, {"host", host}, {"log", log}, {"starts", starts}};
   c.save();
@@ -346,14 +322,43 @@ Status spawn_daemon(Cluster& c, const std::string& name, std::vector<std::string
 }
 
 // Waits until a daemon's log says it serves (once per start).
-Status wait_serving(const Cluster& c, const std::string& name) {
+Status wait_serving(Cluster& c, const std::string& name) {
   const json& d = c.state["daemons"][name];
   const std::string log = d["log"];
-  if (!wait_logged(log, "serving at", d["starts"].get<size_t>(), 30)) {
-    return Status::unavailable(name + " did not start within 30 s: " + log +
-                               " says: " + read_text(log));
+  Machine& m = c.machine_of(d["host"].get<int>());
+  const size_t starts = d["starts"].get<size_t>();
+  for (double waited = 0; waited < 30; waited += 0.05) {
+    const std::string text = m.read(log);
+    size_t n = 0;
+    for (size_t at = text.find("serving at"); at != std::string::npos;
+         at = text.find("serving at", at + 1)) {
+      ++n;
+    }
+    if (n >= starts) return Status::ok_status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return Status::ok_status();
+  return Status::unavailable(name + " did not start within 30 s on " + m.describe() + ": " + log +
+                             " says: " + m.read(log));
+}
+
+// Stops a daemon: SIGCONT (one a partition stopped), SIGTERM, SIGKILL after `grace_s`; only a
+// Granary process (a pid the system reused for another program is left alone).
+void stop_daemon(Machine& m, int64_t pid, double grace_s) {
+  if (!m.alive(pid) || !m.runs(pid, "granary")) return;
+  m.signal(pid, SIGCONT);
+  m.signal(pid, SIGTERM);
+  for (double waited = 0; waited < grace_s && m.alive(pid); waited += 0.05) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (m.alive(pid)) m.signal(pid, SIGKILL);
+}
+
+// SIGKILL, and waits (up to 10 s) until it is gone.
+void kill_daemon(Machine& m, int64_t pid) {
+  m.signal(pid, SIGKILL);
+  for (int i = 0; i < 200 && m.alive(pid); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 Status start_daemon(Cluster& c, const std::string& name, std::vector<std::string> argv, int host) {
@@ -369,8 +374,8 @@ void say(const LaunchOptions& o, const std::string& line) {
 // Runs
 
 // The scenario granary-bench runs: the original without its failure timeline (the launcher
-// injects it) nor its real section.
-Result<std::string> bench_scenario(const Cluster& c) {
+// injects it) nor its real section, written where the client machines read it.
+Result<std::string> bench_scenario(Cluster& c) {
   json j = json::parse(read_text(c.scenario.source_path), nullptr, false);
   if (j.is_discarded()) return Status::invalid_argument(c.scenario.source_path + ": not JSON");
   j.erase("failures");
@@ -380,13 +385,17 @@ Result<std::string> bench_scenario(const Cluster& c) {
   if (j.contains("storage") && j["storage"].contains("rados"))
     j["storage"]["rados"].erase("recovery");
   const std::string path = c.path("bench-scenario.json");
-  std::ofstream(path) << j.dump(2) << "\n";
+  const Layout l = layout_of(c.scenario);
+  for (int cl = 0; cl < (c.scenario.real.ssh ? l.clients : 1); ++cl) {
+    if (Status s = c.machine_of(l.client(cl)).write(path, j.dump(2) + "\n"); !s.ok()) return s;
+  }
   return path;
 }
 
 struct Share {
-  pid_t pid = -1;
-  std::string report, log;
+  int64_t pid = -1;
+  Machine* machine = nullptr;
+  std::string report, log, status;
 };
 
 // granary-bench COMMAND on every client host, each its share; the shares' reports.
@@ -405,32 +414,34 @@ Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
     Share& sh = shares[static_cast<size_t>(i)];
     sh.report = c.path(command + ".bench" + std::to_string(i) + ".json");
     sh.log = c.path(command + ".bench" + std::to_string(i) + ".log");
-    std::remove(sh.report.c_str());
-    Result<pid_t> pid =
-        spawn_detached({binary("granary-bench"), command, "--config", c.path("cluster.json"),
-                        "--scenario", *scenario, "--name", "bench" + std::to_string(i), "--share",
-                        std::to_string(i) + "/" + std::to_string(count), "--report", sh.report},
-                       c.netns_of(l.client(i)), sh.log);
+    sh.status = c.path(command + ".bench" + std::to_string(i) + ".status");
+    sh.machine = &c.machine_of(l.client(i));
+    for (const std::string& f : {sh.report, sh.status}) {
+      if (Status s = sh.machine->remove(f); !s.ok()) return s;
+    }
+    Result<int64_t> pid = sh.machine->start(
+        {c.binary("granary-bench"), command, "--config", c.path("cluster.json"), "--scenario",
+         *scenario, "--name", "bench" + std::to_string(i), "--share",
+         std::to_string(i) + "/" + std::to_string(count), "--report", sh.report},
+        sh.log, sh.status);
     if (!pid.ok()) return pid.status();
     sh.pid = *pid;
   }
   std::vector<json> reports;
   std::string errors;
   for (Share& sh : shares) {
-    int status = 0;
-    for (;;) {
-      const pid_t r = waitpid(sh.pid, &status, WNOHANG);
-      if (r == sh.pid) break;
+    while (sh.machine->alive(sh.pid)) {
       if (while_running) {
         while_running(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      errors += (errors.empty() ? "" : "; ") + sh.log + ": " + read_text(sh.log);
+    if (sh.machine->read(sh.status) != "0\n") {
+      errors += (errors.empty() ? "" : "; ") + sh.log + " on " + sh.machine->describe() + ": " +
+                sh.machine->read(sh.log);
       continue;
     }
-    reports.push_back(json::parse(read_text(sh.report), nullptr, false));
+    reports.push_back(json::parse(sh.machine->read(sh.report), nullptr, false));
   }
   if (!errors.empty()) return Status::io_error("granary-bench " + command + " failed: " + errors);
   return reports;
@@ -605,15 +616,12 @@ class Injector {
     if (e.kind == K::kOsdCrash || e.kind == K::kHostDown || e.kind == K::kDriveFailure) {
       for (int o : osds) {
         const std::string osd = "osd." + std::to_string(o);
-        const pid_t pid = c_.state["daemons"][osd]["pid"];
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-        if (e.kind == K::kDriveFailure) {
+        Machine& m = c_.machine_of(o);
+        kill_daemon(m, c_.state["daemons"][osd]["pid"].get<int64_t>());
+        if (e.kind == K::kDriveFailure && s.ok()) {
           // The drive dies with its data: the OSD cannot come back on it (drive_replace gives
           // it a new, empty one).
-          std::error_code ec;
-          fs::remove(c_.path(osd + ".img"), ec);
-          if (ec) s = Status::io_error("removing " + c_.path(osd + ".img") + ": " + ec.message());
+          s = m.remove(c_.path(osd + ".img"));
         }
       }
     } else if (e.kind == K::kSlowDrive) {
@@ -621,22 +629,15 @@ class Injector {
       // over the old one, so that it never reads half of it.
       char factor[32];
       std::snprintf(factor, sizeof factor, "%.17g", e.factor);
-      const std::string path = fault_file(c_, e.target);
-      {
-        std::ofstream out(path + ".new");
-        out << "{\"slow_factor\": " << factor << "}\n";
-      }
-      std::error_code ec;
-      fs::rename(path + ".new", path, ec);
-      if (ec) s = Status::io_error(path + ": " + ec.message());
+      s = c_.machine_of(e.target).write(fault_file(c_, e.target),
+                                        "{\"slow_factor\": " + std::string(factor) + "}\n");
       what += " to " + std::string(factor) + "x its service time";
     } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart ||
                e.kind == K::kDriveReplace) {
       // Every OSD first (each replays its journal), then their serving lines.
       for (int o : osds) {
         // A new drive is not the slow one it replaces.
-        std::error_code ignored;  // absent: nothing to remove
-        if (e.kind == K::kDriveReplace) fs::remove(fault_file(c_, o), ignored);
+        if (e.kind == K::kDriveReplace && s.ok()) s = c_.machine_of(o).remove(fault_file(c_, o));
         std::vector<std::string> argv = osd_argv(c_, o);
         if (e.kind == K::kDriveReplace) argv.push_back("--mkfs");  // a new, empty drive
         if (s.ok()) s = spawn_daemon(c_, "osd." + std::to_string(o), argv, o);
@@ -656,9 +657,10 @@ class Injector {
           one = sh("ip link set " + veth(h) + (cut ? " down" : " up"));
         } else {
           for (int d = 0; d < l.drives; ++d) {
-            const std::string osd = "osd." + std::to_string(h * l.drives + d);
-            const pid_t pid = c_.state["daemons"][osd]["pid"];
-            if (kill(pid, cut ? SIGSTOP : SIGCONT) != 0 && one.ok()) {
+            const int o = h * l.drives + d;
+            const std::string osd = "osd." + std::to_string(o);
+            const int64_t pid = c_.state["daemons"][osd]["pid"];
+            if (!c_.machine_of(o).signal(pid, cut ? SIGSTOP : SIGCONT) && one.ok()) {
               one = Status::io_error(std::string(cut ? "SIGSTOP" : "SIGCONT") + " to " + osd +
                                      " failed");
             }
@@ -736,6 +738,7 @@ Status real_up(const LaunchOptions& o) {
   const unsigned tag = static_cast<unsigned>(std::hash<std::string>{}(c.dir)) % 9000 + 1000;
   c.state = {{"scenario", fs::absolute(o.scenario_path).string()},
              {"namespaces", c.scenario.real.namespaces},
+             {"ssh", c.scenario.real.ssh},
              {"tag", "gr" + std::to_string(tag)},
              {"subnet", "10.77." + std::to_string(tag % 250 + 1)},
              {"netns", json::array()},
@@ -751,21 +754,35 @@ Status real_up(const LaunchOptions& o) {
                c.state["tag"].get<std::string>() + "br");
     if (Status r = make_namespaces(c, l); !r.ok()) return r;
   }
+  make_machines(c);
   Result<ClusterKey> key = ClusterKey::generate();
   if (!key.ok()) return key.status();
   if (Status r = key->save(c.path("key")); !r.ok()) return r;
   const ClusterConfig config = config_of(c, l);
   std::ofstream(c.path("cluster.json")) << cluster_config_json(config);
+  if (c.scenario.real.ssh) {
+    // Every lab host gets the cluster's folder with the key (its owner's only) and the file.
+    say(o, "copying the cluster key and file to " + std::to_string(l.machines()) + " lab hosts");
+    const std::string key_text = read_text(c.path("key"));
+    for (auto& m : c.machines) {
+      for (const auto& [path, text] :
+           {std::pair{c.path("key"), key_text},
+            std::pair{c.path("cluster.json"), cluster_config_json(config)}}) {
+        if (Status r = m->write(path, text); !r.ok()) return r;
+      }
+    }
+  }
   const bool pfs = config.pfs.has_value();
   say(o, "cluster file " + c.path("cluster.json") + ": " + std::to_string(l.osds()) +
              (pfs ? " OSTs on " : " OSDs on ") + std::to_string(l.storage) + " servers, " +
              (pfs ? "an MDS, " : "a monitor, ") + std::to_string(l.clients) + " client hosts");
-  if (Status r =
-          pfs ? start_daemon(c, "mds",
-                             {binary("granary-mds"), "--config", c.path("cluster.json"), "--mkfs"},
-                             l.mon())
-              : start_daemon(c, "mon", {binary("granary-mon"), "--config", c.path("cluster.json")},
-                             l.mon());
+  if (Status r = pfs ? start_daemon(
+                           c, "mds",
+                           {c.binary("granary-mds"), "--config", c.path("cluster.json"), "--mkfs"},
+                           l.mon())
+                     : start_daemon(c, "mon",
+                                    {c.binary("granary-mon"), "--config", c.path("cluster.json")},
+                                    l.mon());
       !r.ok()) {
     return r;
   }
@@ -804,7 +821,9 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   json report = merge(*shares);
   report["scenario"]["sha256"] = c.scenario.source_sha256;
   report["scenario"]["source"] = c.scenario.source_path;
-  report["real"] = {{"hosts", c.state.value("namespaces", false) ? "namespaces" : "loopback"},
+  report["real"] = {{"hosts", c.scenario.real.ssh                  ? "ssh"
+                              : c.state.value("namespaces", false) ? "namespaces"
+                                                                   : "loopback"},
                     {"dir", c.dir}};
   report["failures"] = injector.events();
   if (!c.scenario.expectations.empty()) {
@@ -827,26 +846,36 @@ Result<json> real_verify(const LaunchOptions& o) {
 Status real_down(const LaunchOptions& o) {
   Result<models::Scenario> s = models::load_scenario(o.scenario_path);
   if (!s.ok()) return s.status();
-  const std::string dir = dir_of(*s);
-  const json state = json::parse(read_text(dir + "/state.json"), nullptr, false);
-  if (!state.is_discarded()) {
-    for (const auto& [name, d] : state["daemons"].items()) {
-      const pid_t pid = d["pid"];
-      // Only a Granary process: a pid the system reused for another is left alone.
-      if (read_text("/proc/" + std::to_string(pid) + "/cmdline").find("granary") !=
-          std::string::npos) {
-        stop_process(pid, 5);
-      }
+  Cluster c;
+  c.scenario = std::move(s).value();
+  c.dir = dir_of(c.scenario);
+  c.state = json::parse(read_text(c.path("state.json")), nullptr, false);
+  if (!c.state.is_discarded()) {
+    make_machines(c);
+    for (const auto& [name, d] : c.state["daemons"].items()) {
+      stop_daemon(c.machine_of(d["host"].get<int>()), d["pid"].get<int64_t>(), 5);
     }
-    for (const json& ns : state.value("netns", json::array())) {
+    for (const json& ns : c.state.value("netns", json::array())) {
       (void)sh("ip netns delete " + ns.get<std::string>());
     }
-    if (state.contains("bridge")) (void)sh("ip link delete " + state["bridge"].get<std::string>());
+    if (c.state.contains("bridge")) {
+      (void)sh("ip link delete " + c.state["bridge"].get<std::string>());
+    }
+    if (c.scenario.real.ssh) {
+      for (auto& m : c.machines) {
+        if (Status r = m->remove(c.dir); !r.ok()) say(o, r.message());
+      }
+      for (int m = 0; m < layout_of(c.scenario).machines(); ++m) {
+        close_ssh_connection(ssh_target_of(c.scenario, c.dir, m));
+      }
+      std::error_code ignored;  // the connections' sockets' folder, empty now
+      fs::remove(ssh_target_of(c.scenario, c.dir, 0).control_dir, ignored);
+    }
   }
   std::error_code ec;
-  fs::remove_all(dir, ec);
-  if (ec) return Status::io_error(dir + ": " + ec.message());
-  say(o, "down: " + dir + " removed");
+  fs::remove_all(c.dir, ec);
+  if (ec) return Status::io_error(c.dir + ": " + ec.message());
+  say(o, "down: " + c.dir + " removed");
   return Status::ok_status();
 }
 

@@ -7,9 +7,10 @@
 //    the cluster file (one host per OSD, drive.count per storage server naming it as their
 //    server, each with a drive file of real.drive_mib; a monitor host with the scenario's
 //    heartbeat settings; one client host per client node named "bench<c>"; the scenario's pool)
-//    and state.json; with real.hosts "namespaces" (root), one network namespace per machine
-//    (storage server, monitor, client node) on a bridge, each veth shaped with tc tbf to the
-//    machine's modelled NICs (or real.link_gbps); then granary-mon and every granary-osd
+//    and state.json (with real.hosts "ssh", the key and cluster file copied to every lab host
+//    of real.lab_hosts, machine.h); with real.hosts "namespaces" (root), one network namespace per
+//    machine (storage server, monitor, client node) on a bridge, each veth shaped with tc tbf to
+//    the machine's modelled NICs (or real.link_gbps); then granary-mon and every granary-osd
 //    (formatting its drive) as detached processes, waited for until they serve.
 //  - run: a training read's dataset filled once (granary-bench fill), then one granary-bench
 //    per client host (its share), with the scenario's failures (random drive failures drawn

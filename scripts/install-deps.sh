@@ -24,8 +24,9 @@ build_pkgs=(
 # python3-jsonschema checks every report against docs/report.schema.json; poppler's
 # pdftoppm/pdftotext to check rendered reports; fio, the reference of the drive benchmark
 # (tests/bench/uring_device_bench.sh); libfabric-bin's fi_pingpong, the reference of
-# the transport benchmark.
-test_pkgs=(ceph-base time python3-jsonschema poppler-utils fio libfabric-bin)
+# the transport benchmark; openssh-server, whose sshd (one per network namespace, started by
+# the test) stands for the lab hosts `granary real` reaches over ssh.
+test_pkgs=(ceph-base time python3-jsonschema poppler-utils fio libfabric-bin openssh-server)
 # `make fuzz` only: clang and its runtime (libFuzzer, ASan, UBSan) for the fuzz/ targets.
 fuzz_pkgs=(clang-14 libclang-rt-14-dev)
 

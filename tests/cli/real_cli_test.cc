@@ -94,6 +94,14 @@ std::string scenario(
          (expect.empty() ? "" : R"(, "expect": [)" + expect + "]") + "}";
 }
 
+// A small unet3d read storm (24 files of about 256 KiB, 2 epochs on 2 accelerators: 48 reads),
+// and the expectations that every read was compared and none differed.
+const char* const kSmallStorm = R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24,
+  "epochs": 2, "batch_size": 2, "sample_size_mib": {"mean": 0.25, "stddev": 0.05},
+  "compute_s_per_step": 0.1})";
+const char* const kEveryReadVerified = R"({"metric": "carry_data.mismatches", "equals": 0},
+  {"metric": "carry_data.reads_verified", "equals": 48})";
+
 class RealCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -135,7 +143,7 @@ class RealCli : public ::testing::Test {
     std::ifstream state_file(dir + "/state.json");
     const nlohmann::json state = nlohmann::json::parse(state_file, nullptr, false);
     EXPECT_EQ(state.value("netns", nlohmann::json::array()).size(),
-              hosts_ == "namespaces" ? 5u : 0u);
+              hosts_ == "namespaces" && !state.value("ssh", false) ? 5u : 0u);
     auto down = granary("real down " + path);
     EXPECT_EQ(down.exit_code, 0) << down.err;
     EXPECT_FALSE(std::filesystem::exists(dir));
@@ -203,15 +211,9 @@ TEST_F(RealCli, AReadStormThroughDriveHostAndLinkFailuresLosesAndCorruptsNothing
 // the seed, with its replacement. Every message between hosts 1 ms later (real.added_latency_us).
 TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
   const std::string dir = tmp_ + "/two";
-  std::string text = scenario("real-two", dir, hosts_,
-                              R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24,
-                   "epochs": 2, "batch_size": 2,
-                   "sample_size_mib": {"mean": 0.25, "stddev": 0.05},
-                   "compute_s_per_step": 0.1})",
-                              R"({"metric": "carry_data.mismatches", "equals": 0},
-                  {"metric": "carry_data.reads_verified", "equals": 48})",
-                              R"("replicas": 3)",
-                              R"({"at_s": 0.2, "kind": "slow_drive", "osd": 2, "factor": 20},
+  std::string text =
+      scenario("real-two", dir, hosts_, kSmallStorm, kEveryReadVerified, R"("replicas": 3)",
+               R"({"at_s": 0.2, "kind": "slow_drive", "osd": 2, "factor": 20},
                   {"at_s": 0.6, "kind": "host_down", "host": 1},
                   {"at_s": 1.2, "kind": "host_restart", "host": 1},
                   {"at_s": 1.8, "kind": "slow_drive", "osd": 2, "factor": 1},
@@ -427,6 +429,118 @@ TEST(RealMerge, WhatRunsBesideTheReadIsMergedOverTheShares) {
   EXPECT_DOUBLE_EQ(mb["latency_ms"]["read"]["p99"].get<double>(), 9.0);
 }
 
+// Lab hosts over ssh (real.hosts "ssh"): five network namespaces on a bridge stand for a lab's
+// servers, each running an sshd of its own (a host key and an authorized key the test makes,
+// keys only); granary real reaches them as root@10.78.N.(i + 2) with the test's identity,
+// copies the cluster key and file, starts every daemon and bench process through ssh (so each
+// runs in its machine's namespace), injects an OSD crash and restart and a slow drive through
+// ssh, verifies and removes everything. Needs root, ip netns and sshd (openssh-server).
+class RealLab : public RealCli {
+ protected:
+  void SetUp() override {
+    RealCli::SetUp();
+    if (hosts_ != "namespaces" || access("/usr/sbin/sshd", X_OK) != 0) {
+      GTEST_SKIP() << "lab hosts need root, ip netns and /usr/sbin/sshd (openssh-server)";
+    }
+    const std::string t = std::to_string(getpid() % 200 + 20);
+    tag_ = "grl" + t;
+    subnet_ = "10.78." + t;
+    const std::string keys = tmp_ + "/ssh";
+    std::filesystem::create_directories(keys);
+    ASSERT_EQ(testing::run_command("ssh-keygen -q -t ed25519 -N '' -f " + keys + "/host && " +
+                                   "ssh-keygen -q -t ed25519 -N '' -f " + keys + "/user && " +
+                                   "cp " + keys + "/user.pub " + keys + "/authorized_keys && " +
+                                   "chmod 600 " + keys + "/authorized_keys && mkdir -p /run/sshd")
+                  .exit_code,
+              0);
+    identity_ = keys + "/user";
+    ASSERT_EQ(sh("ip link add " + tag_ + "br type bridge && ip link set " + tag_ + "br up && " +
+                 "ip addr add " + subnet_ + ".1/24 dev " + tag_ + "br"),
+              0);
+    for (int i = 0; i < 5; ++i) {
+      const std::string ns = tag_ + "h" + std::to_string(i), veth = tag_ + "v" + std::to_string(i);
+      const std::string ip = subnet_ + "." + std::to_string(i + 2);
+      const std::string config = keys + "/sshd" + std::to_string(i) + ".conf";
+      std::ofstream(config) << "ListenAddress " << ip << "\nHostKey " << keys << "/host\n"
+                            << "AuthorizedKeysFile " << keys << "/authorized_keys\n"
+                            << "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+                            << "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+                            << "PidFile " << keys << "/sshd" << i << ".pid\n";
+      ASSERT_EQ(
+          sh("ip netns add " + ns + " && ip link add " + veth + " type veth peer name eth0 netns " +
+             ns + " && ip link set " + veth + " master " + tag_ + "br up && ip netns exec " + ns +
+             " ip addr add " + ip + "/24 dev eth0 && ip netns exec " + ns +
+             " ip link set eth0 up && ip netns exec " + ns +
+             " ip link set lo up && ip netns exec " + ns + " /usr/sbin/sshd -f " + config + " -E " +
+             keys + "/sshd" + std::to_string(i) + ".log"),
+          0);
+      namespaces_.push_back(ns);
+      pid_files_.push_back(keys + "/sshd" + std::to_string(i) + ".pid");
+    }
+  }
+  void TearDown() override {
+    for (const std::string& s : made_) granary("real down " + s);  // while the hosts are up
+    for (const std::string& p : pid_files_) sh("kill $(cat " + p + ") 2>/dev/null");
+    for (const std::string& ns : namespaces_) sh("ip netns delete " + ns);
+    if (!tag_.empty()) sh("ip link delete " + tag_ + "br");
+    RealCli::TearDown();
+  }
+  static int sh(const std::string& cmd) { return testing::run_command(cmd).exit_code; }
+  std::string lab_hosts() const {
+    std::string out;
+    for (int i = 0; i < 5; ++i) {
+      out += std::string(i ? ", " : "") + R"({"address": ")" + subnet_ + "." +
+             std::to_string(i + 2) + "\"}";
+    }
+    return "[" + out + "]";
+  }
+  std::string tag_, subnet_, identity_;
+  std::vector<std::string> namespaces_, pid_files_;
+};
+
+TEST_F(RealLab, AReadStormOnLabHostsReachedOverSsh) {
+  const std::string dir = tmp_ + "/lab";
+  std::string text =
+      scenario("real-lab", dir, "ssh", kSmallStorm, kEveryReadVerified, R"("replicas": 3)",
+               R"({"at_s": 0.3, "kind": "osd_crash", "osd": 1},
+                  {"at_s": 0.5, "kind": "slow_drive", "osd": 2, "factor": 5},
+                  {"at_s": 1.0, "kind": "osd_restart", "osd": 1})");
+  const std::string drive_mib = R"("drive_mib": 96)";
+  text.replace(
+      text.find(drive_mib), drive_mib.size(),
+      drive_mib + R"(, "lab_hosts": )" + lab_hosts() + R"(, "ssh_identity": ")" + identity_ + "\"");
+  const std::string path = write("lab.json", text);
+  const nlohmann::json r = up_run_verify_down(path, dir, 24, [&] {
+    // Every daemon runs in its lab host's namespace, started there by its sshd.
+    std::ifstream state_file(dir + "/state.json");
+    const nlohmann::json state = nlohmann::json::parse(state_file, nullptr, false);
+    std::set<std::string> seen;
+    for (const auto& [name, d] : state["daemons"].items()) {
+      std::error_code ec;
+      const auto ns = std::filesystem::read_symlink(
+          "/proc/" + std::to_string(d["pid"].get<int64_t>()) + "/ns/net", ec);
+      EXPECT_FALSE(ec) << name;
+      EXPECT_NE(ns, std::filesystem::read_symlink("/proc/self/ns/net")) << name;
+      seen.insert(ns.string());
+    }
+    EXPECT_EQ(seen.size(), 4u);  // three storage hosts and the monitor's
+    std::ifstream log_file(dir + "/osd.2.log");
+    const std::string log((std::istreambuf_iterator<char>(log_file)),
+                          std::istreambuf_iterator<char>());
+    EXPECT_NE(log.find("drive slowed: every I/O takes 5x as long"), std::string::npos) << log;
+  });
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["real"]["hosts"], "ssh");
+  ASSERT_EQ(r["failures"].size(), 3u);
+  for (const auto& f : r["failures"]) EXPECT_EQ(f["ok"], true) << f.dump();
+  for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
+  std::printf(
+      "read storm on 5 lab hosts over ssh, osd.1 crashed and restarted, osd.2 slowed 5x: "
+      "AU %.3f over %.2f s, read p50 %.1f ms\n",
+      r["summary"]["accelerator_utilization"]["mean"].get<double>(),
+      r["summary"]["run_seconds"].get<double>(), r["latency_ms"]["read"]["p50"].get<double>());
+}
+
 TEST_F(RealCli, WhatItCannotRunIsRefused) {
   const std::string dir = tmp_ + "/refused";
   const std::string workload =
@@ -434,7 +548,10 @@ TEST_F(RealCli, WhatItCannotRunIsRefused) {
   auto r =
       granary("real up " + write("hosts.json", scenario("real-hosts", dir, "ssh", workload, "")));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("hosts.json: real.hosts:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hosts.json: real.lab_hosts: expected an array of 5 lab hosts (the "
+                       "storage servers, the monitor or MDS, the client nodes, in that order)"),
+            std::string::npos)
+      << r.err;
   r = granary("real up " +
               write("shaped.json",
                     scenario("real-shaped", dir, "loopback", workload, "", R"("replicas": 3)",
