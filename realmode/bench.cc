@@ -126,6 +126,11 @@ Status for_each_file(
   return counts.first_error;
 }
 
+// A block driver's latency samples, per operation (BenchOptions::latency_samples).
+nlohmann::json samples_of(const sim::BlockWorkloadDriver& d) {
+  return {{"read", d.read_latency().samples()}, {"write", d.write_latency().samples()}};
+}
+
 // A checkpoint beside the training read (asynchronous checkpointing), run as the simulator runs
 // it (sim/workloads/training_read.cc): one rank per accelerator from node 0 up to the
 // checkpoint's ranks, those of the share's client nodes here, each writing its share of every
@@ -239,7 +244,7 @@ class BesideBlock {
   // Null when the share holds no block node.
   static Result<std::unique_ptr<BesideBlock>> open(ClusterProcess& process, const BenchPlan& plan,
                                                    const BenchOptions& options) {
-    auto b = std::unique_ptr<BesideBlock>(new BesideBlock(plan));
+    auto b = std::unique_ptr<BesideBlock>(new BesideBlock(plan, options));
     RealEnv& env = process.env();
     const sim::BlockPlan& bp = *plan.plan.block_volumes;
     Result<layout::RbdLayout> layout = layout::RbdLayout::create(bp.layout);
@@ -282,6 +287,7 @@ class BesideBlock {
     j["workload"] = bp.boot ? "boot_storm" : "block";
     j["name"] = bp.spec.name;
     j["latency_ms"] = driver_->latency_ms();
+    if (options_.latency_samples) j["latency_samples_s"] = samples_of(*driver_);
     counts.reads_verified += driver_->reads_verified();
     counts.bytes_verified += driver_->bytes_verified();
     counts.bytes_written += driver_->writes_carried() * bp.spec.block.block_bytes;
@@ -289,8 +295,10 @@ class BesideBlock {
   }
 
  private:
-  explicit BesideBlock(const BenchPlan& plan) : plan_(plan) {}
+  BesideBlock(const BenchPlan& plan, const BenchOptions& options)
+      : plan_(plan), options_(options) {}
   const BenchPlan& plan_;
+  const BenchOptions& options_;
   std::vector<std::unique_ptr<services::StorageClient>> clients_;
   std::vector<std::unique_ptr<services::BlockVolume>> volumes_;
   std::unique_ptr<sim::BlockWorkloadDriver> driver_;
@@ -386,6 +394,7 @@ Result<nlohmann::json> run_training(ClusterProcess& process, const BenchPlan& pl
                            {{"p50", latencies.percentile(50) * 1e3},
                             {"p99", latencies.percentile(99) * 1e3},
                             {"max", latencies.max() * 1e3}}}};
+  if (options.latency_samples) report["latency_samples_s"] = {{"read", latencies.samples()}};
   if (checkpoint) report["checkpoint"] = checkpoint->to_json();
   if (block) {
     Result<nlohmann::json> b = block->finish(env, host, options.name, read_end_s, counts);
@@ -444,6 +453,7 @@ Result<nlohmann::json> run_block(ClusterProcess& process, const BenchPlan& plan,
   report["summary"] = driver.summary();
   report["summary"]["workload"] = bp.boot ? "boot_storm" : "block";
   report["latency_ms"] = driver.latency_ms();
+  if (options.latency_samples) report["latency_samples_s"] = samples_of(driver);
   report["carry_data"] = {{"files_written", 0},
                           {"bytes_written", driver.writes_carried() * b.block_bytes},
                           {"reads_verified", driver.reads_verified()},

@@ -52,6 +52,10 @@ struct BenchOptions {
   int share_index = 0;
   int share_count = 1;
   int writers = 8;  // fill and verify: files in flight
+  // run: the report carries every latency sample (`latency_samples_s`, seconds, per operation;
+  // in `block` for block I/O beside the read), so that `granary real` computes the quantiles
+  // of all its shares exactly.
+  bool latency_samples = false;
 };
 
 // The plan of the scenario at `scenario_path` for a real run against `config`'s cluster;

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   app.add_option("--name", options.name, "a name of the cluster file's names table")->required();
   app.add_option("--share", share, "INDEX/COUNT: this process's share of the client nodes");
   app.add_option("--report", report_path, "where the report goes (default: stdout)");
+  app.add_flag("--latency-samples", options.latency_samples,
+               "run: every latency sample in the report (latency_samples_s), for merging shares");
   app.add_option("--writers", options.writers, "fill and verify: files in flight")
       ->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);

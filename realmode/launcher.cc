@@ -26,6 +26,7 @@
 #include "realmode/auth.h"
 #include "realmode/cluster_config.h"
 #include "realmode/machine.h"
+#include "sim/metrics.h"
 
 namespace granary::realmode {
 namespace {
@@ -419,11 +420,12 @@ Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
     for (const std::string& f : {sh.report, sh.status}) {
       if (Status s = sh.machine->remove(f); !s.ok()) return s;
     }
-    Result<int64_t> pid = sh.machine->start(
-        {c.binary("granary-bench"), command, "--config", c.path("cluster.json"), "--scenario",
-         *scenario, "--name", "bench" + std::to_string(i), "--share",
-         std::to_string(i) + "/" + std::to_string(count), "--report", sh.report},
-        sh.log, sh.status);
+    Result<int64_t> pid =
+        sh.machine->start({c.binary("granary-bench"), command, "--config", c.path("cluster.json"),
+                           "--scenario", *scenario, "--name", "bench" + std::to_string(i),
+                           "--share", std::to_string(i) + "/" + std::to_string(count), "--report",
+                           sh.report, "--latency-samples"},
+                          sh.log, sh.status);
     if (!pid.ok()) return pid.status();
     sh.pid = *pid;
   }
@@ -509,6 +511,44 @@ void merge_block(json& s, json& latency, const json& rs, const json& other_laten
   }
 }
 
+// Each share's latency samples (granary-bench --latency-samples): its `latency_samples_s`, or
+// that of its `section` when given (shares without the section have no part in it: skipped);
+// a null entry for a share that sent none.
+std::vector<const json*> samples_of(const std::vector<json>& shares, const char* section) {
+  std::vector<const json*> out;
+  for (const json& r : shares) {
+    const json* from = &r;
+    if (section != nullptr) {
+      if (!r.contains(section)) continue;
+      from = &r[section];
+    }
+    out.push_back(from->contains("latency_samples_s") ? &(*from)["latency_samples_s"] : nullptr);
+  }
+  return out;
+}
+
+// The quantiles of each operation of `latency` over every share's samples — exactly what one
+// process would compute from all of them — when every share sent them; the report's full form
+// (the simulator's: count, mean, quantiles, cdf) or, for a training read's, p50, p99 and max.
+void exact_latency(json& latency, const std::vector<const json*>& samples, bool full_form) {
+  for (auto& [op, q] : latency.items()) {
+    sim::LatencyRecorder all;
+    bool complete = !samples.empty();
+    for (const json* s : samples) {
+      if (s == nullptr || !s->contains(op)) {
+        complete = false;
+        break;
+      }
+      for (const json& x : (*s)[op]) all.add(x.get<double>());
+    }
+    if (!complete || all.count() == 0) continue;
+    q = full_form ? all.json_ms(q.value("what", ""))
+                  : json{{"p50", all.percentile(50) * 1e3},
+                         {"p99", all.percentile(99) * 1e3},
+                         {"max", all.max() * 1e3}};
+  }
+}
+
 // The shares' reports as one: sums, the accelerators' utilisation over all of them.
 json merge(const std::vector<json>& shares) {
   json out = shares.front();
@@ -553,8 +593,10 @@ json merge(const std::vector<json>& shares) {
     s["files_read"] = files;
     s["read_gibps_mean"] = static_cast<double>(bytes) / std::max(run_s, 1e-9) / std::ldexp(1.0, 30);
     out["accelerators"]["utilization"] = per;
-    // Quantiles do not merge: the largest of the shares' (each its client host's).
+    // Quantiles do not merge: computed over every share's samples when they all sent them,
+    // else the largest of the shares' (each its client host's).
     out["latency_ms"]["read"] = {{"p50", p50}, {"p99", p99}, {"max", mx}};
+    exact_latency(out["latency_ms"], samples_of(shares, nullptr), false);
   }
   const std::string workload =
       out.contains("summary") ? out["summary"].value("workload", "") : std::string();
@@ -562,6 +604,7 @@ json merge(const std::vector<json>& shares) {
     for (size_t i = 1; i < shares.size(); ++i) {
       merge_block(out["summary"], out["latency_ms"], shares[i]["summary"], shares[i]["latency_ms"]);
     }
+    exact_latency(out["latency_ms"], samples_of(shares, nullptr), true);
   }
   if (out.contains("block")) {  // block I/O beside the training read, in the shares that had some
     json& b = out["block"];
@@ -570,7 +613,10 @@ json merge(const std::vector<json>& shares) {
         merge_block(b, b["latency_ms"], shares[i]["block"], shares[i]["block"]["latency_ms"]);
       }
     }
+    exact_latency(b["latency_ms"], samples_of(shares, "block"), true);
+    b.erase("latency_samples_s");
   }
+  out.erase("latency_samples_s");
   if (out.contains("checkpoint")) merge_checkpoint(shares, out["checkpoint"]);
   out["shares"] = shares.size();
   return out;

@@ -49,7 +49,8 @@ Status real_down(const LaunchOptions& options);
 
 // The reports of granary-bench processes that each ran a share of the client nodes, as one:
 // counts and rates summed, the accelerators' utilisation weighted by their count, latency
-// quantiles the largest share's (quantiles do not merge), and a checkpoint beside the training
+// quantiles over every share's samples where all sent them (granary-bench --latency-samples;
+// the samples leave the report), else the largest share's, and a checkpoint beside the training
 // read timed by its slowest rank over all shares. `shares` is not empty.
 nlohmann::json merge_share_reports(const std::vector<nlohmann::json>& shares);
 

@@ -83,6 +83,8 @@ class BlockWorkloadDriver {
   nlohmann::json summary() const;
   // Read and write latencies (docs/report-format.md, "Latencies"), in ms.
   nlohmann::json latency_ms() const;
+  const LatencyRecorder& read_latency() const { return read_latency_; }
+  const LatencyRecorder& write_latency() const { return write_latency_; }
   // I/Os completed per interval of `interval_s` up to `end_s` (the last one partial), per
   // second.
   std::vector<double> iops_series(double interval_s, double end_s) const;

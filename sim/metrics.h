@@ -52,6 +52,9 @@ class LatencyRecorder {
   double percentile(double p) const;
   double mean() const;
   double max() const;
+  // Every sample, in seconds (in no promised order): what a real run's shares send so that
+  // their quantiles can be computed over all of them (realmode/launcher.h).
+  const std::vector<double>& samples() const { return samples_; }
   // The report's form (docs/report-format.md, "Latencies"), in milliseconds: `what` was timed,
   // count, mean, p50, p90, p99, p999, max and the distribution as percentiles ("cdf": percent
   // and ms at each of kCdfPercents).

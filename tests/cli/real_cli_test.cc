@@ -427,6 +427,29 @@ TEST(RealMerge, WhatRunsBesideTheReadIsMergedOverTheShares) {
   EXPECT_EQ(mb["latency_ms"]["read"]["count"], 400);
   EXPECT_DOUBLE_EQ(mb["latency_ms"]["read"]["mean"].get<double>(), 1.75);
   EXPECT_DOUBLE_EQ(mb["latency_ms"]["read"]["p99"].get<double>(), 9.0);
+
+  // With every share's samples (granary-bench --latency-samples) the quantiles are those of
+  // all of them, nearest rank: [1, 2, 3] ms and [10, 20] ms have a p50 of 3 ms (the largest of
+  // the shares' p50s would be 15), a p99 and max of 20 ms. The samples leave the report.
+  nlohmann::json x = share(0.9, {1.0}), y = share(0.9, {1.0});
+  x["latency_samples_s"] = {{"read", {0.001, 0.003, 0.002}}};
+  y["latency_ms"]["read"]["p50"] = 15.0;
+  y["latency_samples_s"] = {{"read", {0.020, 0.010}}};
+  x["block"] = block(3, 50.0, 3.0, 2.0);
+  y["block"] = block(2, 50.0, 20.0, 15.0);
+  x["block"]["latency_samples_s"] = x["latency_samples_s"];
+  y["block"]["latency_samples_s"] = y["latency_samples_s"];
+  const nlohmann::json exact = realmode::merge_share_reports({x, y});
+  EXPECT_DOUBLE_EQ(exact["latency_ms"]["read"]["p50"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(exact["latency_ms"]["read"]["p99"].get<double>(), 20.0);
+  EXPECT_DOUBLE_EQ(exact["latency_ms"]["read"]["max"].get<double>(), 20.0);
+  const nlohmann::json& q = exact["block"]["latency_ms"]["read"];
+  EXPECT_EQ(q["count"], 5);
+  EXPECT_DOUBLE_EQ(q["p50"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(q["mean"].get<double>(), 7.2);
+  EXPECT_TRUE(q.contains("cdf"));
+  EXPECT_FALSE(exact.contains("latency_samples_s"));
+  EXPECT_FALSE(exact["block"].contains("latency_samples_s"));
 }
 
 // Lab hosts over ssh (real.hosts "ssh"): five network namespaces on a bridge stand for a lab's
