@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -164,9 +165,11 @@ void spawn_until_stopped(ClusterProcess& p, HostId host, const std::string& name
 // then mounted (the journal replayed).
 Result<std::unique_ptr<store::DiskStore>> open_store(
     ClusterProcess& p, const UringDeviceOptions& d, bool mkfs, const std::string& name,
-    const std::function<void(const std::string&)>& log) {
+    const std::function<void(const std::string&)>& log,
+    const std::function<void(UringDevice&)>& prepare = nullptr) {
   Result<std::unique_ptr<UringDevice>> device = UringDevice::open(d);
   if (!device.ok()) return device.status();
+  if (prepare) prepare(**device);
   if (Result<DeviceId> added = p.env().add_device(std::move(device).value()); !added.ok()) {
     return added.status();
   }
@@ -186,18 +189,23 @@ void follow_fault_file(ClusterProcess& p, HostId host, const std::string& name,
                        const std::string& path, UringDevice& drive,
                        const std::function<void(const std::string&)>& log) {
   auto apply = [&drive, path, name, log] {
-    Result<double> f = read_drive_faults(path);
+    Result<DriveFaults> f = read_drive_faults(path);
     if (!f.ok()) {
       log(name + ": " + f.status().message() + " (faults unchanged)");
       return;
     }
-    if (*f == drive.slowdown()) return;
-    drive.set_slowdown(*f);
+    if (f->failed != drive.failed()) {
+      drive.set_failed(f->failed);
+      log(name + ": " +
+          (f->failed ? "drive failed: every I/O returns EIO" : "drive no longer failing"));
+    }
+    if (f->slow_factor == drive.slowdown()) return;
+    drive.set_slowdown(f->slow_factor);
     char factor[32];
-    std::snprintf(factor, sizeof factor, "%g", *f);
+    std::snprintf(factor, sizeof factor, "%g", f->slow_factor);
     log(name + ": " +
-        (*f > 1 ? "drive slowed: every I/O takes " + std::string(factor) + "x as long"
-                : std::string("drive back to its own speed")));
+        (f->slow_factor > 1 ? "drive slowed: every I/O takes " + std::string(factor) + "x as long"
+                            : std::string("drive back to its own speed")));
   };
   auto stamp = [path] {
     struct stat st {};
@@ -221,19 +229,33 @@ void follow_fault_file(ClusterProcess& p, HostId host, const std::string& name,
 
 }  // namespace
 
-Result<double> read_drive_faults(const std::string& path) {
+Result<DriveFaults> read_drive_faults(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return 1.0;
+  if (!in) return DriveFaults{};
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.size() != 1 || !j.contains("slow_factor") ||
-      !j["slow_factor"].is_number() || !(j["slow_factor"].get<double>() >= 1) ||
-      !(j["slow_factor"].get<double>() <= 1e6)) {
-    return Status::invalid_argument(
-        path + ": expected {\"slow_factor\": a number in 1..1e6}, found " + text.str());
+  bool good = !j.is_discarded() && j.is_object();
+  DriveFaults f;
+  if (good) {
+    for (const auto& [key, value] : j.items()) {
+      if (key == "slow_factor" && value.is_number() && value.get<double>() >= 1 &&
+          value.get<double>() <= 1e6) {
+        f.slow_factor = value.get<double>();
+      } else if (key == "failed" && value.is_boolean()) {
+        f.failed = value.get<bool>();
+      } else {
+        good = false;
+      }
+    }
   }
-  return j["slow_factor"].get<double>();
+  if (!good) {
+    return Status::invalid_argument(path +
+                                    ": expected {\"slow_factor\": a number in 1..1e6, "
+                                    "\"failed\": a boolean}, found " +
+                                    text.str());
+  }
+  return f;
 }
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options) {
@@ -254,6 +276,13 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
   d.path = me.drive;
   d.capacity_bytes = me.drive_bytes;
   d.queue_depth = me.queue_depth;
+  // Fail-stop on a drive error, as ceph-osd aborts on an EIO of its device: no reply built on
+  // a failed I/O, and the peers and the monitor see a dead OSD.
+  d.on_error = [name](const Status& error) {
+    std::fprintf(stderr, "%s: drive error: %s; stopping\n", name.c_str(), error.message().c_str());
+    std::fflush(stderr);
+    std::_Exit(kDriveErrorExitStatus);
+  };
   // The journal's region once the store is mounted (the hook sees the writes of mkfs and mount
   // before that, and counts none of them).
   auto journal = std::make_shared<std::atomic<uint64_t>>(0);  // offset << 32 | size in KiB
@@ -279,12 +308,15 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
       ::raise(SIGKILL);
     };
   }
-  Result<std::unique_ptr<store::DiskStore>> store = open_store(p, d, options.mkfs, name, log);
+  // The drive's injected faults hold from its first I/O (a failed drive fails mkfs or mount).
+  Result<std::unique_ptr<store::DiskStore>> store =
+      open_store(p, d, options.mkfs, name, log, [&](UringDevice& drive) {
+        if (!options.fault_file.empty()) {
+          follow_fault_file(p, me.host, name, options.fault_file, drive, log);
+        }
+      });
   if (!store.ok()) return store.status();
   Device& drive = p.env().device(0);
-  if (!options.fault_file.empty()) {
-    follow_fault_file(p, me.host, name, options.fault_file, static_cast<UringDevice&>(drive), log);
-  }
   {
     const auto [offset, bytes] = (*store)->journal_region();
     journal->store(offset << 32 | bytes / 1024);

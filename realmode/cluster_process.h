@@ -101,10 +101,14 @@ struct OsdDaemonOptions {
   // halfway through its Nth write to the store's journal after mounting: the first half of
   // the write's 512-byte sectors reach the drive (written and synced), the rest never do.
   int kill_at_journal_write = 0;
-  // Fault injection (granary real's slow_drive): a JSON file, {"slow_factor": F} (F >= 1), read
-  // when the daemon starts and again whenever it changes (polled every 100 ms; absent: no
-  // fault): the drive's every I/O then takes F times as long (UringDevice::set_slowdown). A
-  // file that does not parse is logged and changes nothing. Empty: none.
+  // Fault injection (granary real's slow_drive and drive_failure): a JSON file of DriveFaults,
+  // {"slow_factor": F, "failed": B} (either key may be left out), read when the daemon starts
+  // and again whenever it changes (polled every 100 ms; absent: no fault): with F the drive's
+  // every I/O takes F times as long (UringDevice::set_slowdown), with "failed": true every I/O
+  // fails with EIO (UringDevice::set_failed). A file that does not parse is logged and changes
+  // nothing. Empty: none. Whatever the cause, an I/O error of its drive stops the daemon at
+  // once (exit status 3, the error logged), as an EIO aborts ceph-osd: its peers and the
+  // monitor then see a dead OSD.
   std::string fault_file;
   // Polled every 100 ms; the daemon ends (cleanly) once it returns true (SIGTERM's handler).
   std::function<bool()> stop;
@@ -112,9 +116,17 @@ struct OsdDaemonOptions {
   std::function<void(const std::string&)> log;
 };
 
-// The slow factor a fault file (OsdDaemonOptions::fault_file) asks for: 1 when the file is
-// absent; InvalidArgument naming the file for one that is not {"slow_factor": F >= 1}.
-Result<double> read_drive_faults(const std::string& path);
+// What a fault file (OsdDaemonOptions::fault_file) asks for: none when the file is absent;
+// InvalidArgument naming the file for one that is not an object of "slow_factor" (a number in
+// 1..1e6) and "failed" (a boolean).
+struct DriveFaults {
+  double slow_factor = 1;
+  bool failed = false;
+};
+Result<DriveFaults> read_drive_faults(const std::string& path);
+
+// The exit status of a daemon its drive's I/O error stopped.
+inline constexpr int kDriveErrorExitStatus = 3;
 
 Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptions& options);
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -659,31 +660,43 @@ class Injector {
     Status s;
     std::string what =
         kind + (on_server ? " of storage host " : " of osd.") + std::to_string(e.target);
-    if (e.kind == K::kOsdCrash || e.kind == K::kHostDown || e.kind == K::kDriveFailure) {
+    json extra;  // what the report adds to the event
+    if (e.kind == K::kOsdCrash || e.kind == K::kHostDown) {
       for (int o : osds) {
-        const std::string osd = "osd." + std::to_string(o);
-        Machine& m = c_.machine_of(o);
-        kill_daemon(m, c_.state["daemons"][osd]["pid"].get<int64_t>());
-        if (e.kind == K::kDriveFailure && s.ok()) {
-          // The drive dies with its data: the OSD cannot come back on it (drive_replace gives
-          // it a new, empty one).
-          s = m.remove(c_.path(osd + ".img"));
-        }
+        kill_daemon(c_.machine_of(o), c_.state["daemons"]["osd." + std::to_string(o)]["pid"]);
       }
+    } else if (e.kind == K::kDriveFailure) {
+      // The drive returns EIO to everything (the OSD's fault file), and its daemon stops at
+      // its next I/O, as ceph-osd does; one with no I/O within 2 s is killed. The drive then
+      // dies with its data: the OSD cannot come back on it (drive_replace gives it a new one).
+      const std::string osd = "osd." + std::to_string(e.target);
+      Machine& m = c_.machine_of(e.target);
+      const int64_t pid = c_.state["daemons"][osd]["pid"];
+      faults_[e.target].failed = true;
+      s = write_faults(e.target);
+      bool stopped = false;
+      for (int i = 0; i < 40 && s.ok() && !(stopped = !m.alive(pid)); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!stopped) kill_daemon(m, pid);
+      extra["stopped_by"] = stopped ? "drive_error" : "sigkill";
+      what += stopped ? ": the daemon stopped on its drive's EIO" : ": no I/O within 2 s, killed";
+      if (s.ok()) s = m.remove(c_.path(osd + ".img"));
     } else if (e.kind == K::kSlowDrive) {
-      // The OSD follows its fault file (granary-osd --fault-file): written whole, then renamed
-      // over the old one, so that it never reads half of it.
+      faults_[e.target].slow = e.factor;
+      s = write_faults(e.target);
       char factor[32];
-      std::snprintf(factor, sizeof factor, "%.17g", e.factor);
-      s = c_.machine_of(e.target).write(fault_file(c_, e.target),
-                                        "{\"slow_factor\": " + std::string(factor) + "}\n");
+      std::snprintf(factor, sizeof factor, "%g", e.factor);
       what += " to " + std::string(factor) + "x its service time";
     } else if (e.kind == K::kOsdRestart || e.kind == K::kHostRestart ||
                e.kind == K::kDriveReplace) {
       // Every OSD first (each replays its journal), then their serving lines.
       for (int o : osds) {
         // A new drive is not the slow one it replaces.
-        if (e.kind == K::kDriveReplace && s.ok()) s = c_.machine_of(o).remove(fault_file(c_, o));
+        if (e.kind == K::kDriveReplace && s.ok()) {
+          faults_.erase(o);
+          s = c_.machine_of(o).remove(fault_file(c_, o));
+        }
         std::vector<std::string> argv = osd_argv(c_, o);
         if (e.kind == K::kDriveReplace) argv.push_back("--mkfs");  // a new, empty drive
         if (s.ok()) s = spawn_daemon(c_, "osd." + std::to_string(o), argv, o);
@@ -735,6 +748,7 @@ class Injector {
     if (!s.ok() && status_.ok()) status_ = s;
     say(o_, what + " at " + std::to_string(t_s) + " s" + (s.ok() ? "" : ": " + s.message()));
     json event = describe(e);
+    if (extra.is_object()) event.update(extra);
     event["injected_at_s"] = t_s;
     event["injected"] = true;
     event["ok"] = s.ok();
@@ -752,8 +766,23 @@ class Injector {
     }
     return j;
   }
+  // Writes an OSD's fault file (granary-osd --fault-file) with its faults now: whole, then
+  // renamed over the old one, so that the daemon never reads half of it.
+  Status write_faults(int osd) {
+    const Faults& f = faults_[osd];
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.17g", f.slow);
+    return c_.machine_of(osd).write(fault_file(c_, osd),
+                                    "{\"slow_factor\": " + std::string(factor) +
+                                        ", \"failed\": " + (f.failed ? "true" : "false") + "}\n");
+  }
   Cluster& c_;
   const LaunchOptions& o_;
+  struct Faults {
+    double slow = 1;
+    bool failed = false;
+  };
+  std::map<int, Faults> faults_;              // OSD -> its drive's, as its fault file says
   std::vector<models::FailureEvent> events_;  // the timeline, random draws included
   size_t next_ = 0;
   Status status_;

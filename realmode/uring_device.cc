@@ -257,13 +257,28 @@ Status UringDevice::check_range(const char* op, uint64_t offset, uint64_t length
   return Status();
 }
 
+Status UringDevice::report(Status error) const {
+  if (!error.ok() && error.code() == Status::Code::kIOError && options_.on_error) {
+    options_.on_error(error);
+  }
+  return error;
+}
+
+Status UringDevice::injected(const char* op, uint64_t offset, uint64_t length) const {
+  if (!failed_.load()) return Status();
+  return report(Status::io_error(options_.path + ": " + op + " of " + std::to_string(length) +
+                                 " bytes at offset " + std::to_string(offset) + ": " +
+                                 errno_text(EIO) + " (injected: the drive failed)"));
+}
+
 Result<Payload> UringDevice::read(uint64_t offset, uint64_t length) {
   if (Status s = check_range("read", offset, length); !s.ok()) return s;
+  if (Status s = injected("read", offset, length); !s.ok()) return s;
   const uint64_t first = offset - offset % kBlockBytes;
   const uint64_t end = (offset + length + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
   MutableBuffer blocks(end - first);
   if (length > 0) {
-    if (Status s = transfer(false, blocks.data(), first, end - first); !s.ok()) return s;
+    if (Status s = transfer(false, blocks.data(), first, end - first); !s.ok()) return report(s);
   }
   return Payload::of(std::move(blocks).freeze().slice(offset - first, length));
 }
@@ -278,6 +293,12 @@ Status UringDevice::write(uint64_t offset, const Payload& data) {
   }
   const uint64_t length = data.size_bytes;
   if (length == 0) return Status();
+  if (Status s = injected("write", offset, length); !s.ok()) return s;
+  return report(write_bytes(offset, data));
+}
+
+Status UringDevice::write_bytes(uint64_t offset, const Payload& data) {
+  const uint64_t length = data.size_bytes;
   if (options_.before_write) options_.before_write(offset, data);
   if (block_multiple(offset) && block_multiple(length)) {
     std::shared_lock lock(write_lock_);
@@ -308,10 +329,12 @@ Status UringDevice::write(uint64_t offset, const Payload& data) {
 }
 
 Status UringDevice::flush() {
+  if (Status s = injected("flush", 0, 0); !s.ok()) return s;
   std::vector<Piece> fsync = {{PieceKind::kFlush, nullptr, 0, 0, 0}};
-  if (Status s = submit_and_wait(fsync); !s.ok()) return s;
+  if (Status s = submit_and_wait(fsync); !s.ok()) return report(s);
   if (fsync[0].result < 0) {
-    return Status::io_error(options_.path + ": flush (fdatasync): " + errno_text(-fsync[0].result));
+    return report(
+        Status::io_error(options_.path + ": flush (fdatasync): " + errno_text(-fsync[0].result)));
   }
   return Status();
 }

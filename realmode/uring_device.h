@@ -63,6 +63,10 @@ struct UringDeviceOptions {
   // thread; it may do anything a test needs, e.g. kill the process partway (granary-osd's
   // --kill-at-journal-write). Null: none.
   std::function<void(uint64_t offset, const Payload& data)> before_write;
+  // Called with every I/O error (the drive's own, or one set_failed injects) before it is
+  // returned, from the thread that got it: granary-osd stops there, as ceph-osd does on an I/O
+  // error of its device. Null: the error is only returned.
+  std::function<void(const Status& error)> on_error;
 };
 
 class UringDevice final : public Device {
@@ -90,12 +94,18 @@ class UringDevice final : public Device {
   // is. Takes effect for I/Os submitted after the call.
   void set_slowdown(double factor) { slowdown_.store(factor < 1 ? 1.0 : factor); }
   double slowdown() const { return slowdown_.load(); }
+  // Fault injection (granary real's drive_failure): while failed, every read, write and flush
+  // fails with an IOError ("Input/output error", as a dead drive's EIO) and touches nothing.
+  void set_failed(bool failed) { failed_.store(failed); }
+  bool failed() const { return failed_.load(); }
 
  private:
   struct Piece;
   struct ThreadRing;
   explicit UringDevice(UringDeviceOptions options);
   Status check_range(const char* op, uint64_t offset, uint64_t length) const;
+  // write() past its checks: the bytes to the drive.
+  Status write_bytes(uint64_t offset, const Payload& data);
   // Reads or writes [offset, offset + size) of aligned memory at `memory`, in pieces.
   Status transfer(bool write, std::byte* memory, uint64_t offset, uint64_t size);
   // Submits the pieces on the calling thread's ring, within the device's queue depth, and waits
@@ -120,6 +130,11 @@ class UringDevice final : public Device {
 
   std::shared_mutex write_lock_;  // shared: whole-block writes; exclusive: read-modify-writes
   std::atomic<double> slowdown_{1.0};
+  std::atomic<bool> failed_{false};
+  // The error of an operation, after on_error has seen it.
+  Status report(Status error) const;
+  // The injected failure's error for `op` at a range, or OK.
+  Status injected(const char* op, uint64_t offset, uint64_t length) const;
 };
 
 }  // namespace granary::realmode

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "engine/placement/crush_pool.h"
+#include "realmode/auth.h"
 #include "realmode/cluster_process.h"
 
 namespace granary::realmode {
@@ -237,23 +238,31 @@ TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
                     "cluster.json: /hosts/2/added_latency_s: expected a number in 0..1, found 2"}});
 }
 
-// granary-osd --fault-file: absent is no fault, {"slow_factor": F} slows the drive F times, and
-// anything else is refused naming the file (the daemon logs it and keeps its faults).
+// granary-osd --fault-file: absent is no fault, {"slow_factor": F} slows the drive F times,
+// {"failed": true} fails its every I/O, and anything else is refused naming the file (the
+// daemon logs it and keeps its faults).
 TEST(GranaryOsd, ReadsItsFaultFile) {
   const std::string path = testing::TempDir() + "osd.faults";
   std::filesystem::remove(path);
   ASSERT_TRUE(read_drive_faults(path).ok());
-  EXPECT_EQ(*read_drive_faults(path), 1);
+  EXPECT_EQ(read_drive_faults(path)->slow_factor, 1);
+  EXPECT_FALSE(read_drive_faults(path)->failed);
   std::ofstream(path) << R"({"slow_factor": 12.5})";
   ASSERT_TRUE(read_drive_faults(path).ok());
-  EXPECT_EQ(*read_drive_faults(path), 12.5);
+  EXPECT_EQ(read_drive_faults(path)->slow_factor, 12.5);
+  std::ofstream(path) << R"({"slow_factor": 2, "failed": true})";
+  ASSERT_TRUE(read_drive_faults(path).ok());
+  EXPECT_TRUE(read_drive_faults(path)->failed);
+  EXPECT_EQ(read_drive_faults(path)->slow_factor, 2);
   for (const char* bad : {R"({"slow_factor": 0.5})", R"({"slow": 2})", "{", R"([3])",
-                          R"({"slow_factor": 2, "x": 1})"}) {
+                          R"({"slow_factor": 2, "x": 1})", R"({"failed": 1})"}) {
     std::ofstream(path) << bad;
     auto r = read_drive_faults(path);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.status().message(),
-              path + ": expected {\"slow_factor\": a number in 1..1e6}, found " + bad);
+    EXPECT_EQ(r.status().message(), path +
+                                        ": expected {\"slow_factor\": a number in 1..1e6, "
+                                        "\"failed\": a boolean}, found " +
+                                        bad);
   }
   std::filesystem::remove(path);
 }
@@ -291,6 +300,36 @@ TEST(GranaryOsd, RefusesBadFlagsAndFilesWithOneLine) {
   std::tie(code, out) = run_osd("--config " + dir + "/cluster.json --osd 0");
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find(dir + "/no-key"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
+// A drive that returns EIO stops its daemon at once, exit status 3, the error logged (as
+// ceph-osd aborts on an I/O error of its device): here the fault file fails the drive before
+// the daemon formats it.
+TEST(GranaryOsd, ADriveErrorStopsTheDaemon) {
+  const std::string dir = std::filesystem::temp_directory_path() / "granary-osd-eio-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ClusterConfig c = sample();
+  c.key_file = dir + "/key";
+  for (ClusterHost& h : c.hosts) h.address = "127.0.0.1:" + std::to_string(free_loopback_port());
+  c.osds[0].drive = dir + "/osd.0.img";
+  Result<ClusterKey> key = ClusterKey::generate();
+  ASSERT_TRUE(key.ok());
+  ASSERT_TRUE(key->save(c.key_file).ok());
+  std::ofstream(dir + "/cluster.json") << cluster_config_json(c);
+  std::ofstream(dir + "/osd.0.faults") << R"({"failed": true})";
+  auto [code, out] = run_osd("--config " + dir + "/cluster.json --osd 0 --mkfs --fault-file " +
+                             dir + "/osd.0.faults");
+  EXPECT_EQ(code, kDriveErrorExitStatus) << out;
+  EXPECT_NE(out.find("osd.0: drive failed: every I/O returns EIO"), std::string::npos) << out;
+  // mkfs's first write (the journal's region) is the first I/O, and the last.
+  const size_t error = out.find("osd.0: drive error: " + dir + "/osd.0.img: write of ");
+  ASSERT_NE(error, std::string::npos) << out;
+  EXPECT_NE(out.find("Input/output error (injected: the drive failed); stopping", error),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("formatted"), std::string::npos) << out;
   std::filesystem::remove_all(dir);
 }
 

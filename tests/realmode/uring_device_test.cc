@@ -179,6 +179,42 @@ TEST(UringDevice, ASlowedDriveTakesFactorTimesAsLong) {
   EXPECT_TRUE(std::equal(want.begin() + 4096, want.begin() + 8192, back->bytes.data()));
 }
 
+// A failed drive (granary real's drive_failure): every read, write and flush fails with EIO,
+// on_error sees each error, and the bytes are untouched for when it stops failing.
+TEST(UringDevice, AFailedDriveReturnsEioToEverything) {
+  TempDir dir;
+  UringDeviceOptions o;
+  o.path = dir.file("failed.img");
+  o.capacity_bytes = 16 << 20;
+  std::vector<std::string> seen;
+  o.on_error = [&seen](const Status& e) { seen.push_back(e.message()); };
+  auto opened = UringDevice::open(o);
+  if (!opened.ok() && opened.status().code() == Status::Code::kNotSupported) {
+    GTEST_SKIP() << opened.status().message();
+  }
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<UringDevice> d = std::move(opened).value();
+  ASSERT_TRUE(d->write(0, payload_of(pattern(8192, 5))).ok());
+  d->set_failed(true);
+  EXPECT_TRUE(d->failed());
+  const Result<Payload> r = d->read(0, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kIOError);
+  EXPECT_EQ(r.status().message(), o.path +
+                                      ": read of 4096 bytes at offset 0: Input/output error "
+                                      "(injected: the drive failed)");
+  EXPECT_EQ(d->write(4096, payload_of(pattern(4096, 6))).code(), Status::Code::kIOError);
+  EXPECT_EQ(d->flush().code(), Status::Code::kIOError);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], r.status().message());
+  d->set_failed(false);
+  const Result<Payload> back = d->read(0, 8192);
+  ASSERT_TRUE(back.ok());
+  const std::vector<std::byte> want = pattern(8192, 5);  // the refused write changed nothing
+  EXPECT_TRUE(std::equal(want.begin(), want.end(), back->bytes.data()));
+  EXPECT_EQ(seen.size(), 3u);
+}
+
 TEST(UringDevice, RangesAndOptionsAreRefusedWithClearMessages) {
   TempDir dir;
   const std::string path = dir.file("drive");
