@@ -489,6 +489,13 @@ Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& 
   for (int i = 0; i < phases; ++i) {
     barriers.push_back(std::make_unique<services::PhaseBarrier>(env, ranks));
   }
+  std::unique_ptr<BesideBlock> block;  // block I/O beside the checkpoint
+  if (p.block_volumes && !p.block) {
+    Result<std::unique_ptr<BesideBlock>> opened = BesideBlock::open(process, plan, options);
+    if (!opened.ok()) return opened.status();
+    block = std::move(opened).value();
+    if (block) block->start(env.now_s());
+  }
   std::vector<double> phase_start(static_cast<size_t>(phases), 1e300);
   std::vector<double> phase_end(static_cast<size_t>(phases), 0);
   std::mutex times_mu;
@@ -539,6 +546,11 @@ Result<nlohmann::json> run_checkpoint(ClusterProcess& process, const BenchPlan& 
   }
   write_s /= ck.checkpoints;
   if (ck.read_back) read_s /= ck.checkpoints;
+  if (block) {
+    Result<nlohmann::json> b = block->finish(env, host, options.name, env.now_s(), counts);
+    if (!b.ok()) return b.status();
+    report["block"] = std::move(b).value();
+  }
   const uint64_t checkpoint_bytes = plan.dataset->total_bytes() / ck.checkpoints;
   report["summary"] = {
       {"workload", "checkpoint"},
@@ -626,13 +638,6 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
                   "`granary real run` or by hand (kill -9 a daemon)");
   }
   using K = models::WorkloadKind;
-  // One workload, or a training read with a checkpoint, block I/O or both beside it (the
-  // simulator's mixes; the scenario reader refused any other).
-  if (s.workloads.size() > 1 && s.workloads[0].kind != K::kTrainingRead) {
-    return refuse("workloads",
-                  "granary-bench runs a mix after a training read only (block I/O beside a "
-                  "checkpoint is not run)");
-  }
   const K kind = s.workloads[0].kind;
   if ((kind == K::kBlock || kind == K::kBootStorm) && config.pfs) {
     return refuse("workloads[0]", "block I/O runs on RBD images: a rados pool, not a pfs");
@@ -680,23 +685,27 @@ Result<BenchPlan> plan_bench(const std::string& scenario_path, const ClusterConf
 
 Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan,
                                   const BenchOptions& options) {
-  if (plan.plan.kind == models::WorkloadKind::kCheckpoint) {
+  const bool checkpoint = plan.plan.kind == models::WorkloadKind::kCheckpoint;
+  if (checkpoint && !plan.volume_images) {
     return Status::invalid_argument(plan.plan.scenario.source_path +
                                     ": workloads[0]: a checkpoint writes its own files: nothing "
                                     "to fill");
   }
   Counts counts;
   const double t0 = process.env().now_s();
-  Status s =
-      for_each_file(process, plan, options, counts,
-                    [&](services::StorageClient& client, const services::DatasetFile& f) {
-                      auto w = client.write_file(
-                          f.path, sim::content_payload(plan.content_seed, f.path, f.size_bytes));
-                      if (!w.ok()) return w.status();
-                      ++counts.files_written;
-                      counts.bytes_written += f.size_bytes;
-                      return Status::ok_status();
-                    });
+  // A checkpoint's files are its own; block I/O beside it has images to fill.
+  Status s = checkpoint
+                 ? Status::ok_status()
+                 : for_each_file(
+                       process, plan, options, counts,
+                       [&](services::StorageClient& client, const services::DatasetFile& f) {
+                         auto w = client.write_file(
+                             f.path, sim::content_payload(plan.content_seed, f.path, f.size_bytes));
+                         if (!w.ok()) return w.status();
+                         ++counts.files_written;
+                         counts.bytes_written += f.size_bytes;
+                         return Status::ok_status();
+                       });
   if (s.ok() && plan.volume_images) {  // block I/O beside the read: its volumes' images
     const services::StorageBackend volumes = volume_backend_of(process, plan);
     s = for_each_file(

@@ -11,8 +11,8 @@
 //    cluster file's replicas and pg_num, one training_read, checkpoint, block or boot_storm
 //    workload or a training read with a checkpoint beside it (its ranks writing while the
 //    loaders read, as the simulator runs it), no failure timeline (`granary real run` injects
-//    one), block I/O beside it (the simulator's BlockWorkloadDriver on each block node's
-//    volume, stopped when the read ends), no clone volumes.
+//    one), block I/O beside it or beside a checkpoint (the simulator's BlockWorkloadDriver on
+//    each block node's volume, stopped when the main workload ends), no clone volumes.
 //  - fill: writes the training read's dataset (the files of this process's share), and the
 //    volume images of block I/O beside it.
 //  - run: the workload; the report (docs/report-format.md's keys where they apply, marked

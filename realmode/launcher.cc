@@ -880,8 +880,10 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   if (!opened.ok()) return opened.status();
   Cluster& c = *opened;
   if (Status r = check_runnable(c.scenario); !r.ok()) return r;
-  if (c.scenario.workloads[0].kind != models::WorkloadKind::kCheckpoint &&
-      !c.state.value("filled", false)) {
+  // A dataset or volume images to write first: all but a checkpoint alone.
+  const bool to_fill = c.scenario.workloads[0].kind != models::WorkloadKind::kCheckpoint ||
+                       c.scenario.workloads.size() > 1;
+  if (to_fill && !c.state.value("filled", false)) {
     say(o, "filling the dataset");
     Result<std::vector<json>> filled = run_shares(c, "fill", nullptr);
     if (!filled.ok()) return filled.status();

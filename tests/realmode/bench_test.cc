@@ -251,6 +251,28 @@ TEST_F(Bench, BlockIoAndACheckpointBesideATrainingRead) {
   EXPECT_EQ(r["carry_data"]["reads_verified"], 24);
 }
 
+// Block I/O beside a checkpoint (the simulator's other mix): `fill` writes the volume image
+// only, the I/O runs while the ranks write and read back and stops when they are done.
+TEST_F(Bench, BlockIoBesideACheckpoint) {
+  const std::string scenario = write_scenario("ckpt-block.json", scenario_json("real-ckb", 9, R"(
+  {"name": "ckpt", "type": "checkpoint", "model_gb": 0.002, "optimizer_gb": 0.004,
+   "tensor_parallel": 2, "checkpoints": 2, "read_back": true, "fsync": true},
+  {"name": "vm", "type": "block", "volume": {"size_gib": 0.015625}, "block_size_kib": 4,
+   "queue_depth": 4, "read_fraction": 0.7, "duration_s": 30})"));
+  nlohmann::json r;
+  std::string err;
+  ASSERT_EQ(bench("fill", scenario, &r, &err), 0) << err << logs();
+  EXPECT_EQ(r["carry_data"]["files_written"], 1);  // the image
+  ASSERT_EQ(bench("run", scenario, &r, &err), 0) << err << logs();
+  EXPECT_EQ(r["summary"]["workload"], "checkpoint");
+  EXPECT_EQ(r["block"]["workload"], "block");
+  EXPECT_GT(r["block"]["reads"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r["carry_data"]["mismatches"], 0);
+  // The checkpoint's 4 files read back, and every block read.
+  EXPECT_GE(r["carry_data"]["reads_verified"].get<uint64_t>(),
+            4 + r["block"]["reads"].get<uint64_t>());
+}
+
 TEST_F(Bench, ScenariosItCannotRunAreRefusedNamingTheKey) {
   nlohmann::json r;
   std::string err;
