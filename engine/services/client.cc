@@ -1,5 +1,6 @@
 #include "engine/services/client.h"
 
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,22 @@ uint64_t StorageClient::next_request_id() {
   std::lock_guard<EnvMutex> lock(mu_);
   return ++request_id_;
 }
+
+namespace {
+
+// A close of a handle this client holds, which the metadata server refuses as not open (a
+// close's only InvalidArgument, mds.h): the server restarted since the open and lost its
+// in-memory handles. Lustre's clients replay their opens to a recovering MDS; here the open is
+// replayed when its close finds it missing (the file's create was durable before it was
+// answered), then the close goes again. `rpc` sends one metadata operation on the file.
+Result<uint64_t> close_replaying_open(const std::function<Result<uint64_t>(MetadataOp)>& rpc) {
+  Result<uint64_t> closed = rpc(MetadataOp::kClose);
+  if (closed.ok() || closed.status().code() != Status::Code::kInvalidArgument) return closed;
+  if (Result<uint64_t> reopened = rpc(MetadataOp::kOpen); !reopened.ok()) return closed;
+  return rpc(MetadataOp::kClose);
+}
+
+}  // namespace
 
 Result<uint64_t> StorageClient::metadata(MetadataOp op, std::string_view path, Endpoint& reply_ep,
                                          int64_t size_bytes) {
@@ -433,7 +450,8 @@ Status StorageClient::close_file(std::string_view path) {
   Endpoint& reply_ep = take_reply_endpoint();
   Status status;
   for (int i = 0; i < handles; ++i) {
-    Result<uint64_t> r = metadata(MetadataOp::kClose, path, reply_ep);
+    Result<uint64_t> r =
+        close_replaying_open([&](MetadataOp op) { return metadata(op, path, reply_ep); });
     if (!r.ok() && status.ok()) status = r.status();
   }
   return_reply_endpoint(reply_ep);
@@ -760,8 +778,10 @@ Result<FileWrite> StorageClient::write_whole(std::string_view path, uint64_t siz
       exchange_writes(*writes, window, durable, reply_ep, data != nullptr ? &payloads : nullptr);
   if (!bytes.ok()) return fail(bytes.status());
   if (std::holds_alternative<PfsBackend>(backend_)) {
-    Result<uint64_t> closed =
-        metadata(MetadataOp::kClose, path, reply_ep, static_cast<int64_t>(size_bytes));
+    Result<uint64_t> closed = close_replaying_open([&](MetadataOp op) {
+      return metadata(op, path, reply_ep,
+                      op == MetadataOp::kClose ? static_cast<int64_t>(size_bytes) : -1);
+    });
     if (!closed.ok()) return fail(closed.status());
   } else if (const auto* n = std::get_if<NfsBackend>(&backend_); n && options.fsync) {
     CommitRequest commit;

@@ -19,7 +19,8 @@
 // create of a new file, a close that sets a size) is put there before the reply goes out, and
 // a failed put fails the operation (ReplyError::kIoError) and leaves the namespace as it was;
 // a restarted server is built from what the store holds. Open handles live in memory only: a
-// close the server has no handle for (it restarted since the open) fails with kInvalid.
+// close the server has no handle for (it restarted since the open) fails with kInvalid, and
+// the client replays its open and closes again (client.cc, as Lustre clients replay opens).
 //
 // A Shutdown stops the service for good, as OsdService (osd.h) does: a worker passes the
 // Shutdown on to the endpoint and stops.

@@ -3,8 +3,9 @@
 // from the MDS. Two writers write files of known content all the time (a create on the MDS,
 // the stripes to the OSTs the layout names, a close that records the size: acknowledged once
 // the close returns) while the MDS is killed with SIGKILL and restarted on its drive, twice.
-// Writes in flight when it dies fail (the client's metadata operation times out, or the new
-// MDS holds no handle for the close) and are not acknowledged. Then every acknowledged file is
+// Writes whose create or close meets the dead MDS fail (the client's metadata operation times
+// out) and are not acknowledged; a close that reaches the restarted MDS, which holds no handle
+// for it, replays the file's open first and is acknowledged. Then every acknowledged file is
 // in the restarted MDS's namespace and reads back byte for byte through the layout it serves,
 // and the daemons stop cleanly on SIGTERM.
 #include <gtest/gtest.h>

@@ -154,6 +154,38 @@ TEST(PfsBytes, FilesStripedByTheMdsLayoutsReadBackAndTheNamespaceSurvivesPowerLo
   ASSERT_TRUE(w.env.run().ok());
 }
 
+// A file a client holds open while the MDS restarts: the new MDS has no handle for it (handles
+// live in memory), so the client's close replays the open first, as Lustre's clients replay
+// their opens to a recovering MDS, and the close succeeds.
+TEST(PfsBytes, AnOpenHeldAcrossAnMdsRestartIsReplayedByItsClose) {
+  PfsWorld w;
+  const std::string path = "ckpt/held";
+  StorageClient c = w.client("h");
+  w.env.spawn(w.client_host, "open", [&] {
+    w.boot_mds();
+    for (auto& o : w.osts) o->start();
+    ASSERT_TRUE(c.write_file(path, file_content(path, 5000)).ok());
+    Buffer data;
+    ASSERT_TRUE(c.read_file(path, 5000, &data).ok());  // opens, and holds the handle
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  const uint64_t opens_before = w.mds->stats().opens;
+  w.mds.reset();  // the MDS restarts: its namespace from its store, no handles
+  w.mdt_store.reset();
+  w.env.spawn(w.client_host, "close", [&] {
+    w.boot_mds();
+    for (auto& o : w.osts) o->start();
+    EXPECT_TRUE(c.close_file(path).ok());
+    EXPECT_EQ(w.mds->stats().opens, 1u);   // the replayed open
+    EXPECT_EQ(w.mds->stats().closes, 2u);  // refused, then after the replay
+    EXPECT_EQ(w.mds->files().at(path).size_bytes, 5000u);
+    // A close of what the client does not hold is still refused, by the client.
+    EXPECT_EQ(c.close_file(path).code(), Status::Code::kInvalidArgument);
+  });
+  ASSERT_TRUE(w.env.run().ok());
+  EXPECT_GE(opens_before, 1u);
+}
+
 TEST(PfsBytes, TheNamespaceStoreRefusesWhatItCannotKeepAndNamesABadRecord) {
   testing::MemoryEnv env(1);
   const HostId h = env.add_host("mds", 1, 1e9, 1e-6);
