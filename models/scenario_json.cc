@@ -1983,8 +1983,8 @@ Scenario parse_document(const Context& ctx, const json& j, std::string default_n
     parse_lab_hosts(real, s);
     s.real.drive_bytes = real.size_bytes("drive_mib", kMiB, "MiB", 64 * kMiB, 1024ull * 1024 * kMiB,
                                          kMiB, s.real.drive_bytes);
-    s.real.link_gbps = real.number("link_gbps", {0, true, 10000}, 0);
-    s.real.added_latency_s = real.number("added_latency_us", {0, true, 1e6}, 0) * 1e-6;
+    s.real.link_gbps = real.number("link_gbps", {0, false, 10000}, 0);
+    s.real.added_latency_s = real.number("added_latency_us", {0, false, 1e6}, 0) * 1e-6;
     s.real.dir = real.text("dir");
   }
   if (const json* expect = root.find("expect")) {  // expectations.h validates its own keys

@@ -999,6 +999,30 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "followed by at most one block or boot_storm workload beside it and, after a "
        "training_read, at most one checkpoint; found a training_read workload here, after a "
        "block workload"},
+      // real (granary real): lab hosts only with hosts "ssh", one per machine (4 storage
+      // servers, the monitor, 4 client nodes).
+      {[](json& j) { j["real"] = {{"hosts", "ssh"}}; },
+       "real.lab_hosts: expected an array of 9 lab hosts (the storage servers, the monitor or "
+       "MDS, the client nodes, in that order), found nothing"},
+      {[](json& j) { j["real"] = {{"lab_hosts", json::array()}}; },
+       "real.lab_hosts: only with hosts \"ssh\""},
+      {[](json& j) { j["real"] = {{"hosts", "namespaces"}, {"ssh_identity", "/k"}}; },
+       "real.ssh_identity: only with hosts \"ssh\""},
+      {[](json& j) {
+         j["real"] = {{"hosts", "ssh"}, {"lab_hosts", json::array()}};
+         for (int i = 0; i < 9; ++i) j["real"]["lab_hosts"].push_back({{"address", "10.0.0.1"}});
+         j["real"]["lab_hosts"][3]["ssh_port"] = 0;
+       },
+       "real.lab_hosts[3].ssh_port: expected an integer in 1..65535, found 0"},
+      {[](json& j) {
+         j["real"] = {{"hosts", "ssh"}, {"lab_hosts", json::array()}};
+         for (int i = 0; i < 9; ++i) j["real"]["lab_hosts"].push_back({{"ssh", "root@h"}});
+       },
+       "real.lab_hosts[0].address: expected a non-empty string, found nothing"},
+      {[](json& j) { j["real"] = {{"added_latency_us", -1}}; },
+       "real.added_latency_us: expected a number >= 0 and <= 1000000, found -1"},
+      {[](json& j) { j["real"] = {{"hosts", "rsh"}}; },
+       "real.hosts: expected 'loopback' or 'namespaces' or 'ssh', found \"rsh\""},
       {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
        "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, profile, drive, "
        "nic, cpu_cores, server_gbytes_per_s)"},
