@@ -316,31 +316,38 @@ Status spawn_daemon(Cluster& c, const std::string& name, std::vector<std::string
   const std::string log = c.path(name + ".log");
   const int starts =
       c.state["daemons"].contains(name) ? c.state["daemons"][name].value("starts", 0) + 1 : 1;
+  // This start's lines come after what the log holds now (a start that died before serving
+  // leaves no serving line, so counting them would not do).
+  const size_t log_from = c.machine_of(host).read(log).size();
   Result<int64_t> pid = c.machine_of(host).start(argv, log);
   if (!pid.ok()) return pid.status();
-  c.state["daemons"][name] = {{"pid", *pid}, {"host", host}, {"log", log}, {"starts", starts}};
+  c.state["daemons"][name] = {
+      {"pid", *pid}, {"host", host}, {"log", log}, {"starts", starts}, {"log_from", log_from}};
   c.save();
   return Status::ok_status();
 }
 
+// Whether a daemon's log says its latest start serves.
+bool serving(Cluster& c, const std::string& name) {
+  const json& d = c.state["daemons"][name];
+  const std::string text = c.machine_of(d["host"].get<int>()).read(d["log"]);
+  return text.find("serving at", d.value("log_from", size_t{0})) != std::string::npos;
+}
+
+Status not_started(Cluster& c, const std::string& name) {
+  const json& d = c.state["daemons"][name];
+  Machine& m = c.machine_of(d["host"].get<int>());
+  return Status::unavailable(name + " did not start within 30 s on " + m.describe() + ": " +
+                             d["log"].get<std::string>() + " says: " + m.read(d["log"]));
+}
+
 // Waits until a daemon's log says it serves (once per start).
 Status wait_serving(Cluster& c, const std::string& name) {
-  const json& d = c.state["daemons"][name];
-  const std::string log = d["log"];
-  Machine& m = c.machine_of(d["host"].get<int>());
-  const size_t starts = d["starts"].get<size_t>();
   for (double waited = 0; waited < 30; waited += 0.05) {
-    const std::string text = m.read(log);
-    size_t n = 0;
-    for (size_t at = text.find("serving at"); at != std::string::npos;
-         at = text.find("serving at", at + 1)) {
-      ++n;
-    }
-    if (n >= starts) return Status::ok_status();
+    if (serving(c, name)) return Status::ok_status();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return Status::unavailable(name + " did not start within 30 s on " + m.describe() + ": " + log +
-                             " says: " + m.read(log));
+  return not_started(c, name);
 }
 
 // Stops a daemon: SIGCONT (one a partition stopped), SIGTERM, SIGKILL after `grace_s`; only a
@@ -629,7 +636,20 @@ class Injector {
   Injector(Cluster& c, const LaunchOptions& o)
       : c_(c), o_(o), events_(models::expand_failures(c.scenario, c.scenario.seed)) {}
   void at(double t_s) {
+    check_starting(t_s);
     while (next_ < events_.size() && events_[next_].at_s <= t_s) apply(events_[next_++], t_s);
+  }
+  // After the run: waits (up to 30 s) for the daemons still starting, so that verify finds them
+  // serving; one that does not fails the run.
+  void finish() {
+    for (double waited = 0; !starting_.empty() && waited < 30; waited += 0.05) {
+      check_starting(-1);  // no deadline passes: waits up to 30 s more
+      if (!starting_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (const Starting& st : starting_) {
+      if (status_.ok()) status_ = not_started(c_, st.name);
+    }
+    starting_.clear();
   }
   Status status() const { return status_; }
   // Every event: those injected, then those the workload ended before (injected false).
@@ -701,8 +721,14 @@ class Injector {
         if (e.kind == K::kDriveReplace) argv.push_back("--mkfs");  // a new, empty drive
         if (s.ok()) s = spawn_daemon(c_, "osd." + std::to_string(o), argv, o);
       }
+      // Not waited for here: the timeline goes on while they replay their journals and peer
+      // (check_starting records when each serves, or fails the run after 30 s).
       for (int o : osds) {
-        if (s.ok()) s = wait_serving(c_, "osd." + std::to_string(o));
+        const std::string osd = "osd." + std::to_string(o);
+        if (s.ok()) {
+          starting_.push_back(
+              {osd, c_.state["daemons"][osd]["starts"].get<int>(), t_s + 30, done_.size()});
+        }
       }
     } else if (e.kind == K::kPartition || e.kind == K::kHeal) {
       // In namespaces the hosts' links go down (up); on loopback their daemons are stopped
@@ -766,6 +792,41 @@ class Injector {
     }
     return j;
   }
+  // Daemons a restart started and that do not serve yet: when one does, its event records
+  // `serving_at_s` (its last daemon's); one still silent at its deadline fails the run.
+  struct Starting {
+    std::string name;
+    int start = 0;  // which start of the daemon
+    double deadline_s = 0;
+    size_t event = 0;  // its event in done_
+  };
+  void check_starting(double t_s) {
+    for (auto it = starting_.begin(); it != starting_.end();) {
+      if (c_.state["daemons"][it->name]["starts"].get<int>() != it->start) {
+        // Started again since (a drive replaced while it replayed its journal): that start's
+        // event follows it.
+        done_[it->event]["superseded"] = true;
+        it = starting_.erase(it);
+      } else if (const json& d = c_.state["daemons"][it->name];
+                 !serving(c_, it->name) &&
+                 !c_.machine_of(d["host"].get<int>()).alive(d["pid"].get<int64_t>())) {
+        // It died first (its drive failed meanwhile): the timeline's doing, not a failed start.
+        done_[it->event]["stopped_before_serving"] = true;
+        it = starting_.erase(it);
+      } else if (serving(c_, it->name)) {
+        if (t_s >= 0) done_[it->event]["serving_at_s"] = t_s;  // after the run: not timed
+        it = starting_.erase(it);
+      } else if (t_s >= 0 && t_s > it->deadline_s) {
+        if (status_.ok()) status_ = not_started(c_, it->name);
+        done_[it->event]["ok"] = false;
+        it = starting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::vector<Starting> starting_;
+
   // Writes an OSD's fault file (granary-osd --fault-file) with its faults now: whole, then
   // renamed over the old one, so that the daemon never reads half of it.
   Status write_faults(int osd) {
@@ -893,6 +954,7 @@ Result<json> real_run(const LaunchOptions& o, int* failed_expectations) {
   say(o, "running " + c.scenario.name + " (seed " + std::to_string(c.scenario.seed) + ")");
   Injector injector(c, o);
   Result<std::vector<json>> shares = run_shares(c, "run", [&](double t_s) { injector.at(t_s); });
+  injector.finish();
   if (!shares.ok()) return shares.status();
   if (!injector.status().ok()) return injector.status();
   json report = merge(*shares);
