@@ -13,9 +13,10 @@
 //     heartbeat from a down OSD) and marks it up; the PGs it is in start a new interval, their
 //     primaries peer them and push what it missed while away; client I/O to a PG waits until
 //     the PG is active again.
-//  3. osd.2 is killed and stays dead. The monitor marks it down, then out after
-//     down_out_interval_s: CRUSH gives its PGs to the remaining OSDs, whose primaries copy the
-//     objects to the new members (a backfill by pushes).
+//  3. osd.2's drive fails (its fault file: every I/O returns EIO) and the daemon stops itself
+//     at its next I/O, mid-write or mid-read; it stays dead. The monitor marks it down, then out
+//     after down_out_interval_s: CRUSH gives its PGs to the remaining OSDs, whose primaries copy
+//     the objects to the new members (a backfill by pushes).
 // Then every acknowledged write reads back exactly as written, a deep scrub of every PG's acting
 // set finds no bad and no stale copy (erasure-coded: every shard present, its parity the
 // encoding of its data), and the daemons still up stop cleanly on SIGTERM.
@@ -93,10 +94,10 @@ class MonitoredCluster : public ::testing::TestWithParam<Pool> {
     mon_ = std::make_unique<Daemon>(std::vector<std::string>{GRANARY_MON_BINARY, "--config", path},
                                     dir_ + "/mon.log");
     for (int i = 0; i < kOsds; ++i) {
-      osds_.push_back(
-          std::make_unique<Daemon>(std::vector<std::string>{GRANARY_OSD_BINARY, "--config", path,
-                                                            "--osd", std::to_string(i)},
-                                   dir_ + "/osd." + std::to_string(i) + ".log"));
+      osds_.push_back(std::make_unique<Daemon>(
+          std::vector<std::string>{GRANARY_OSD_BINARY, "--config", path, "--osd", std::to_string(i),
+                                   "--fault-file", fault_file(i)},
+          dir_ + "/osd." + std::to_string(i) + ".log"));
     }
   }
   void TearDown() override {
@@ -106,6 +107,8 @@ class MonitoredCluster : public ::testing::TestWithParam<Pool> {
     mon_.reset();
     std::filesystem::remove_all(dir_);
   }
+  // OSD i's fault file (granary-osd --fault-file), absent until a step writes it.
+  std::string fault_file(int i) const { return dir_ + "/osd." + std::to_string(i) + ".faults"; }
   std::string logs() const {
     std::string out = "---- " + mon_->log() + "\n" + read_file(mon_->log());
     for (const auto& d : osds_) out += "---- " + d->log() + "\n" + read_file(d->log());
@@ -230,8 +233,11 @@ size_t MonitoredCluster::kill_restart_and_mark_out(ClusterProcess& p, Tally& tal
   EXPECT_TRUE(ok) << "I/O after osd.1 came back (the client at epoch " << p.map_client()->epoch()
                   << ")";
 
-  // 3. osd.2 dies for good: down, then out; its PGs are copied to other OSDs.
-  EXPECT_EQ(osds_[2]->kill_now(SIGKILL), -SIGKILL);
+  // 3. osd.2's drive fails: every I/O returns EIO and the daemon stops itself at its next one,
+  // mid-I/O (exit status 3, as ceph-osd aborts on an EIO); it stays dead: down, then out; its
+  // PGs are copied to other OSDs.
+  std::ofstream(fault_file(2)) << R"({"failed": true})";
+  EXPECT_EQ(osds_[2]->wait_exit(10), kDriveErrorExitStatus) << logs();
   ok = ok && mon_->wait_logged("out osd.2", 20);
   EXPECT_TRUE(ok) << "the monitor marked osd.2 out";
   ok = ok && progress(tally, 30, 50, 30);
@@ -314,7 +320,8 @@ TEST_P(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
   const uint64_t pushed = pushes_logged();
   EXPECT_GT(pushed, 0u) << "peering pushed the copies osd.1 missed and the PGs osd.2 left";
   std::printf(
-      "%s: osd.1 killed at %zu acknowledged writes, back, osd.2 killed and out; %zu acknowledged, "
+      "%s: osd.1 killed at %zu acknowledged writes, back, osd.2 stopped by its drive's EIO and "
+      "out; %zu acknowledged, "
       "%zu not; %llu reads, %llu failed; peering pushed %llu copies; epoch %u; scrub read "
       "%llu copies\n",
       GetParam().name, acked_at_kill, tally.acked.size(), tally.unacked.size(),
