@@ -693,32 +693,21 @@ Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan
   }
   Counts counts;
   const double t0 = process.env().now_s();
-  // A checkpoint's files are its own; block I/O beside it has images to fill.
-  Status s = checkpoint
-                 ? Status::ok_status()
-                 : for_each_file(
-                       process, plan, options, counts,
-                       [&](services::StorageClient& client, const services::DatasetFile& f) {
-                         auto w = client.write_file(
-                             f.path, sim::content_payload(plan.content_seed, f.path, f.size_bytes));
-                         if (!w.ok()) return w.status();
-                         ++counts.files_written;
-                         counts.bytes_written += f.size_bytes;
-                         return Status::ok_status();
-                       });
-  if (s.ok() && plan.volume_images) {  // block I/O beside the read: its volumes' images
+  // Each file written with its known content.
+  auto write = [&](services::StorageClient& client, const services::DatasetFile& f) {
+    auto w =
+        client.write_file(f.path, sim::content_payload(plan.content_seed, f.path, f.size_bytes));
+    if (!w.ok()) return w.status();
+    ++counts.files_written;
+    counts.bytes_written += f.size_bytes;
+    return Status::ok_status();
+  };
+  // A checkpoint's files are its own; block I/O beside the main workload has images to fill.
+  Status s =
+      checkpoint ? Status::ok_status() : for_each_file(process, plan, options, counts, write);
+  if (s.ok() && plan.volume_images) {
     const services::StorageBackend volumes = volume_backend_of(process, plan);
-    s = for_each_file(
-        process, plan, options, counts,
-        [&](services::StorageClient& client, const services::DatasetFile& f) {
-          auto w = client.write_file(f.path,
-                                     sim::content_payload(plan.content_seed, f.path, f.size_bytes));
-          if (!w.ok()) return w.status();
-          ++counts.files_written;
-          counts.bytes_written += f.size_bytes;
-          return Status::ok_status();
-        },
-        plan.volume_images.get(), &volumes);
+    s = for_each_file(process, plan, options, counts, write, plan.volume_images.get(), &volumes);
   }
   if (!s.ok()) return s;
   nlohmann::json report = report_head(plan, options, "fill");
