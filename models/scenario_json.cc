@@ -897,6 +897,61 @@ ClusterSpec parse_cluster(const Obj& o, bool local) {
   return c;
 }
 
+// storage.rados.recovery: the monitor's failure detection and Ceph's recovery and op-queue
+// settings.
+RecoverySpec parse_recovery(const Obj& o) {
+  const Obj rc =
+      o.object("recovery",
+               {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s", "max_backfills",
+                "recovery_max_active", "recovery_sleep_s", "recovery_mib_per_s_per_osd",
+                "drive_afr", "op_queue", "mclock_profile", "mclock_allocations", "op_shards",
+                "op_threads_per_shard", "mclock_max_capacity_iops",
+                "mclock_max_sequential_bandwidth_mib_per_s", "recovery_max_single_start"});
+  RecoverySpec v;
+  v.heartbeat_interval_s =
+      rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
+  v.heartbeat_grace_s = rc.number("heartbeat_grace_s", {0, true, 3600}, v.heartbeat_grace_s);
+  v.down_out_interval_s = rc.number("down_out_interval_s", {0, false, 1e7}, v.down_out_interval_s);
+  // (Above 128 a simulated OSD runs out of task stacks; recovery rates no longer change
+  // there: 10, 64 and 128 in flight give 1,903, 1,902 and 1,901 MiB/s, docs/validation.md.)
+  v.max_backfills = rc.int32("max_backfills", {1, 128}, v.max_backfills);
+  v.recovery_max_active = rc.int32("recovery_max_active", {1, 128}, v.recovery_max_active);
+  v.recovery_sleep_s = rc.number("recovery_sleep_s", {0, false, 60}, v.recovery_sleep_s);
+  v.recovery_bytes_per_s_per_osd =
+      rc.limit_or_zero("recovery_mib_per_s_per_osd", 0.001, 1e7, 0) * kMiB;
+  v.drive_afr = rc.number("drive_afr", {0, true, 1, true}, v.drive_afr);
+  using Q = RecoverySpec::OpQueue;
+  v.op_queue = rc.choice<Q>(
+      "op_queue", {{"none", Q::kNone}, {"wpq", Q::kWpq}, {"mclock_scheduler", Q::kMclock}},
+      v.op_queue);
+  const bool queued = v.op_queue != Q::kNone, mclock = v.op_queue == Q::kMclock;
+  // Every key has an effect or is refused: the queue's keys need a queue, mClock's mClock.
+  for (const char* k : {"op_shards", "op_threads_per_shard", "recovery_max_single_start"}) {
+    if (!queued && rc.has(k)) rc.fail(k, "applies only with op_queue 'wpq' or 'mclock_scheduler'");
+  }
+  for (const char* k : {"mclock_profile", "mclock_allocations", "mclock_max_capacity_iops",
+                        "mclock_max_sequential_bandwidth_mib_per_s"}) {
+    if (!mclock && rc.has(k)) rc.fail(k, "applies only with op_queue 'mclock_scheduler'");
+  }
+  v.mclock_profile = rc.choice<std::string>("mclock_profile",
+                                            {{"high_client_ops", "high_client_ops"},
+                                             {"balanced", "balanced"},
+                                             {"high_recovery_ops", "high_recovery_ops"}},
+                                            v.mclock_profile);
+  v.mclock_allocations = rc.choice<std::string>(
+      "mclock_allocations", {{"reef", "reef"}, {"quincy-17.0.0-dev", "quincy-17.0.0-dev"}},
+      v.mclock_allocations);
+  v.op_shards = rc.int32("op_shards", {1, 64}, v.op_shards);
+  v.op_threads_per_shard = rc.int32("op_threads_per_shard", {1, 64}, v.op_threads_per_shard);
+  v.mclock_max_capacity_iops =
+      rc.number("mclock_max_capacity_iops", {1, false, 1e8}, v.mclock_max_capacity_iops);
+  v.mclock_max_sequential_bytes_per_s =
+      rc.number("mclock_max_sequential_bandwidth_mib_per_s", {1, false, 1e7}, 0) * kMiB;
+  v.recovery_max_single_start =
+      rc.int32("recovery_max_single_start", {1, 128}, v.recovery_max_single_start);
+  return v;
+}
+
 RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   RadosSpec r;
   // Ceph's mon_max_pool_pg_num default is 65536.
@@ -927,59 +982,7 @@ RadosSpec parse_rados(const Obj& o, const ClusterSpec& cluster) {
   }
   r.inflight_objects = o.int32("inflight_objects", {1, 1024}, r.inflight_objects);
   r.stored_bytes = o.number("stored_tib", {0, false, 1e6}, 0) * 1099511627776.0;
-  if (o.has("recovery")) {
-    const Obj rc = o.object(
-        "recovery",
-        {"heartbeat_interval_s", "heartbeat_grace_s", "down_out_interval_s", "max_backfills",
-         "recovery_max_active", "recovery_sleep_s", "recovery_mib_per_s_per_osd", "drive_afr",
-         "op_queue", "mclock_profile", "mclock_allocations", "op_shards", "op_threads_per_shard",
-         "mclock_max_capacity_iops", "mclock_max_sequential_bandwidth_mib_per_s",
-         "recovery_max_single_start"});
-    RecoverySpec& v = r.recovery;
-    v.heartbeat_interval_s =
-        rc.number("heartbeat_interval_s", {0, true, 3600}, v.heartbeat_interval_s);
-    v.heartbeat_grace_s = rc.number("heartbeat_grace_s", {0, true, 3600}, v.heartbeat_grace_s);
-    v.down_out_interval_s =
-        rc.number("down_out_interval_s", {0, false, 1e7}, v.down_out_interval_s);
-    // (Above 128 a simulated OSD runs out of task stacks; recovery rates no longer change
-    // there: 10, 64 and 128 in flight give 1,903, 1,902 and 1,901 MiB/s, docs/validation.md.)
-    v.max_backfills = rc.int32("max_backfills", {1, 128}, v.max_backfills);
-    v.recovery_max_active = rc.int32("recovery_max_active", {1, 128}, v.recovery_max_active);
-    v.recovery_sleep_s = rc.number("recovery_sleep_s", {0, false, 60}, v.recovery_sleep_s);
-    v.recovery_bytes_per_s_per_osd =
-        rc.limit_or_zero("recovery_mib_per_s_per_osd", 0.001, 1e7, 0) * kMiB;
-    v.drive_afr = rc.number("drive_afr", {0, true, 1, true}, v.drive_afr);
-    using Q = RecoverySpec::OpQueue;
-    v.op_queue = rc.choice<Q>(
-        "op_queue", {{"none", Q::kNone}, {"wpq", Q::kWpq}, {"mclock_scheduler", Q::kMclock}},
-        v.op_queue);
-    const bool queued = v.op_queue != Q::kNone, mclock = v.op_queue == Q::kMclock;
-    // Every key has an effect or is refused: the queue's keys need a queue, mClock's mClock.
-    for (const char* k : {"op_shards", "op_threads_per_shard", "recovery_max_single_start"}) {
-      if (!queued && rc.has(k))
-        rc.fail(k, "applies only with op_queue 'wpq' or 'mclock_scheduler'");
-    }
-    for (const char* k : {"mclock_profile", "mclock_allocations", "mclock_max_capacity_iops",
-                          "mclock_max_sequential_bandwidth_mib_per_s"}) {
-      if (!mclock && rc.has(k)) rc.fail(k, "applies only with op_queue 'mclock_scheduler'");
-    }
-    v.mclock_profile = rc.choice<std::string>("mclock_profile",
-                                              {{"high_client_ops", "high_client_ops"},
-                                               {"balanced", "balanced"},
-                                               {"high_recovery_ops", "high_recovery_ops"}},
-                                              v.mclock_profile);
-    v.mclock_allocations = rc.choice<std::string>(
-        "mclock_allocations", {{"reef", "reef"}, {"quincy-17.0.0-dev", "quincy-17.0.0-dev"}},
-        v.mclock_allocations);
-    v.op_shards = rc.int32("op_shards", {1, 64}, v.op_shards);
-    v.op_threads_per_shard = rc.int32("op_threads_per_shard", {1, 64}, v.op_threads_per_shard);
-    v.mclock_max_capacity_iops =
-        rc.number("mclock_max_capacity_iops", {1, false, 1e8}, v.mclock_max_capacity_iops);
-    v.mclock_max_sequential_bytes_per_s =
-        rc.number("mclock_max_sequential_bandwidth_mib_per_s", {1, false, 1e7}, 0) * kMiB;
-    v.recovery_max_single_start =
-        rc.int32("recovery_max_single_start", {1, 128}, v.recovery_max_single_start);
-  }
+  if (o.has("recovery")) r.recovery = parse_recovery(o);
   if (!o.has("crush_map")) {
     if (o.has("crush_rule")) {
       o.fail("crush_rule",
@@ -1576,6 +1579,69 @@ void parse_lab_hosts(const Obj& real, Scenario& s) {
   }
 }
 
+// A link event's fabric link (link_down, link_degraded, link_up): its two ends in `t`, the
+// cables a link_down takes, and `cables_down` (fabric link -> its cables down now) kept; a
+// link_down may not cut client nodes or metadata servers off from storage.
+void parse_failure_link(const Obj& o, const Topology& t, FailureEvent& e,
+                        std::map<int, int>& cables_down) {
+  const json* names = o.find("link");
+  const char* shape =
+      "an array of the two node names a fabric link joins, e.g. [\"leaf0\", \"spine\"]";
+  if (!names || !names->is_array() || names->size() != 2 || !(*names)[0].is_string() ||
+      !(*names)[1].is_string()) {
+    o.expected("link", shape);
+  }
+  e.link = {(*names)[0].get<std::string>(), (*names)[1].get<std::string>()};
+  const int l = find_fabric_link(t, e.link[0], e.link[1]);
+  if (l < 0) {
+    std::string valid;
+    int listed = 0, fabric = 0;
+    for (const auto& tl : t.links) {
+      if (tl.role != LinkRole::kFabric) continue;
+      if (++fabric <= 12) valid += std::string(listed++ ? ", " : "") + link_text(t, tl);
+    }
+    if (fabric > listed) valid += ", ... (" + std::to_string(fabric) + " in all)";
+    o.fail("link", "expected the two ends of a fabric (switch-to-switch) link, one of " + valid +
+                       "; found [" + describe((*names)[0]) + ", " + describe((*names)[1]) + "]" +
+                       " (a storage host's own NICs fail with nic_down or nic_degraded)");
+  }
+  const TopologyLink& tl = t.links[l];
+  if (e.kind == FailureKind::kLinkDown) {
+    const json* c = o.find("cables");
+    const auto v = c ? as_integer(*c) : std::optional<int64_t>(1);
+    if (!v || *v < 1 || *v > tl.aggregated) {
+      o.fail("cables", "expected an integer in 1.." + std::to_string(tl.aggregated) +
+                           " (the parallel cables " + link_text(t, tl) + " aggregates), found " +
+                           (c ? describe(*c) : "nothing"));
+    }
+    e.cables = static_cast<int>(*v);
+    int& down = cables_down[l];
+    down = std::min(tl.aggregated, down + e.cables);
+    if (down == tl.aggregated) {
+      // The last cable: what is beyond the link is cut off. Only storage hosts can be
+      // (their OSDs become unreachable, as in a partition).
+      std::vector<std::string> cut;
+      for (int n : nodes_beyond(t, static_cast<size_t>(l))) {
+        const NodeKind nk = t.nodes[n].kind;
+        if (nk == NodeKind::kClient || nk == NodeKind::kMds) cut.push_back(t.nodes[n].name);
+      }
+      if (!cut.empty()) {
+        std::string names_cut;
+        for (size_t c2 = 0; c2 < cut.size() && c2 < 4; ++c2) {
+          names_cut += (c2 ? ", " : "") + cut[c2];
+        }
+        if (cut.size() > 4) names_cut += ", ... (" + std::to_string(cut.size()) + ")";
+        o.fail("link", "taking down the last of the " + std::to_string(tl.aggregated) +
+                           " cables of " + link_text(t, tl) + " would cut off " + names_cut +
+                           " from storage; only storage hosts can be cut off (their OSDs "
+                           "become unreachable, like a partition)");
+      }
+    }
+  } else if (e.kind == FailureKind::kLinkUp) {
+    cables_down[l] = 0;
+  }
+}
+
 std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
   std::vector<FailureEvent> out;
   const json* arr = root.find("failures");
@@ -1664,64 +1730,7 @@ std::vector<FailureEvent> parse_failures(const Obj& root, Scenario& s) {
         if (!t.ok()) root.fail("cluster", t.status().message());
         topology = std::move(*t);
       }
-      const Topology& t = *topology;
-      const json* names = o.find("link");
-      const char* shape =
-          "an array of the two node names a fabric link joins, e.g. [\"leaf0\", \"spine\"]";
-      if (!names || !names->is_array() || names->size() != 2 || !(*names)[0].is_string() ||
-          !(*names)[1].is_string()) {
-        o.expected("link", shape);
-      }
-      e.link = {(*names)[0].get<std::string>(), (*names)[1].get<std::string>()};
-      const int l = find_fabric_link(t, e.link[0], e.link[1]);
-      if (l < 0) {
-        std::string valid;
-        int listed = 0, fabric = 0;
-        for (const auto& tl : t.links) {
-          if (tl.role != LinkRole::kFabric) continue;
-          if (++fabric <= 12) valid += std::string(listed++ ? ", " : "") + link_text(t, tl);
-        }
-        if (fabric > listed) valid += ", ... (" + std::to_string(fabric) + " in all)";
-        o.fail("link", "expected the two ends of a fabric (switch-to-switch) link, one of " +
-                           valid + "; found [" + describe((*names)[0]) + ", " +
-                           describe((*names)[1]) + "]" +
-                           " (a storage host's own NICs fail with nic_down or nic_degraded)");
-      }
-      const TopologyLink& tl = t.links[l];
-      if (e.kind == K::kLinkDown) {
-        const json* c = o.find("cables");
-        const auto v = c ? as_integer(*c) : std::optional<int64_t>(1);
-        if (!v || *v < 1 || *v > tl.aggregated) {
-          o.fail("cables", "expected an integer in 1.." + std::to_string(tl.aggregated) +
-                               " (the parallel cables " + link_text(t, tl) +
-                               " aggregates), found " + (c ? describe(*c) : "nothing"));
-        }
-        e.cables = static_cast<int>(*v);
-        int& down = cables_down[l];
-        down = std::min(tl.aggregated, down + e.cables);
-        if (down == tl.aggregated) {
-          // The last cable: what is beyond the link is cut off. Only storage hosts can be
-          // (their OSDs become unreachable, as in a partition).
-          std::vector<std::string> cut;
-          for (int n : nodes_beyond(t, static_cast<size_t>(l))) {
-            const NodeKind nk = t.nodes[n].kind;
-            if (nk == NodeKind::kClient || nk == NodeKind::kMds) cut.push_back(t.nodes[n].name);
-          }
-          if (!cut.empty()) {
-            std::string names_cut;
-            for (size_t c2 = 0; c2 < cut.size() && c2 < 4; ++c2) {
-              names_cut += (c2 ? ", " : "") + cut[c2];
-            }
-            if (cut.size() > 4) names_cut += ", ... (" + std::to_string(cut.size()) + ")";
-            o.fail("link", "taking down the last of the " + std::to_string(tl.aggregated) +
-                               " cables of " + link_text(t, tl) + " would cut off " + names_cut +
-                               " from storage; only storage hosts can be cut off (their OSDs "
-                               "become unreachable, like a partition)");
-          }
-        }
-      } else if (e.kind == K::kLinkUp) {
-        cables_down[l] = 0;
-      }
+      parse_failure_link(o, *topology, e, cables_down);
     } else {
       e.target = o.int32(key, {0, (host ? s.cluster.storage.count : osds) - 1}, std::nullopt);
     }
