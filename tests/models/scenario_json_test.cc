@@ -702,8 +702,22 @@ struct BadCase {
   std::string message;  // after "s.json: "
 };
 
-TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
-  const BadCase cases[] = {
+// Each case mutates the minimal scenario and must get exactly this one-line error.
+void expect_bad_inputs(const std::vector<BadCase>& cases) {
+  for (const BadCase& c : cases) {
+    json j = minimal();
+    c.mutate(j);
+    auto r = parse(j);
+    EXPECT_EQ(error_of(r), "s.json: " + c.message) << j.dump();
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    }
+  }
+}
+
+// The cluster section.
+TEST(ScenarioJson, ClusterInputsGiveExactOneLineMessages) {
+  expect_bad_inputs({
       {[](json& j) { j["cluster"]["clients"]["count"] = -3; },
        "cluster.clients.count: expected an integer in 1..65536, found -3"},
       {[](json& j) { j["cluster"]["clients"]["count"] = 2.5; },
@@ -804,6 +818,12 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
          j["cluster"]["fabric"] = {{"link_gbps", nullptr}};
        },
        "cluster.fabric.link_gbps: expected a number >= 0.001 and <= 100000, found null"},
+  });
+}
+
+// The file's header, the storage section.
+TEST(ScenarioJson, TopLevelAndStorageInputsGiveExactOneLineMessages) {
+  expect_bad_inputs({
       {[](json& j) { j["granary"] = 2; },
        "granary: unsupported format version 2 (this granary reads version 1)"},
       {[](json& j) { j.erase("granary"); },
@@ -889,6 +909,12 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        },
        "storage.nfs.rsize_kib: expected a number of KiB from 4 to 1024 that is a whole multiple of "
        "4 KiB, found 2048"},
+  });
+}
+
+// The workloads.
+TEST(ScenarioJson, WorkloadInputsGiveExactOneLineMessages) {
+  expect_bad_inputs({
       {[](json& j) { j["workloads"] = json::array(); },
        "workloads: expected an array of at least one workload, found an empty array"},
       {[](json& j) { j["workloads"] = json::parse(R"([["mlperf", "unet3d"]])"); },
@@ -1001,12 +1027,24 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
        "block workload"},
       // real (granary real): lab hosts only with hosts "ssh", one per machine (4 storage
       // servers, the monitor, 4 client nodes).
-      {[](json& j) { j["real"] = {{"hosts", "ssh"}}; },
+  });
+}
+
+// The real section, and keys anywhere.
+TEST(ScenarioJson, RealAndOtherInputsGiveExactOneLineMessages) {
+  expect_bad_inputs({
+      {[](json& j) {
+         j["real"] = {{"hosts", "ssh"}};
+       },
        "real.lab_hosts: expected an array of 9 lab hosts (the storage servers, the monitor or "
        "MDS, the client nodes, in that order), found nothing"},
-      {[](json& j) { j["real"] = {{"lab_hosts", json::array()}}; },
+      {[](json& j) {
+         j["real"] = {{"lab_hosts", json::array()}};
+       },
        "real.lab_hosts: only with hosts \"ssh\""},
-      {[](json& j) { j["real"] = {{"hosts", "namespaces"}, {"ssh_identity", "/k"}}; },
+      {[](json& j) {
+         j["real"] = {{"hosts", "namespaces"}, {"ssh_identity", "/k"}};
+       },
        "real.ssh_identity: only with hosts \"ssh\""},
       {[](json& j) {
          j["real"] = {{"hosts", "ssh"}, {"lab_hosts", json::array()}};
@@ -1019,23 +1057,18 @@ TEST(ScenarioJson, BadInputsGiveExactOneLineMessages) {
          for (int i = 0; i < 9; ++i) j["real"]["lab_hosts"].push_back({{"ssh", "root@h"}});
        },
        "real.lab_hosts[0].address: expected a non-empty string, found nothing"},
-      {[](json& j) { j["real"] = {{"added_latency_us", -1}}; },
+      {[](json& j) {
+         j["real"] = {{"added_latency_us", -1}};
+       },
        "real.added_latency_us: expected a number >= 0 and <= 1000000, found -1"},
-      {[](json& j) { j["real"] = {{"hosts", "rsh"}}; },
+      {[](json& j) {
+         j["real"] = {{"hosts", "rsh"}};
+       },
        "real.hosts: expected 'loopback' or 'namespaces' or 'ssh', found \"rsh\""},
       {[](json& j) { j["cluster"]["storage"]["odd key\n"] = 1; },
        "cluster.storage[\"odd key\\n\"]: unknown key (expected one of: count, profile, drive, "
        "nic, cpu_cores, server_gbytes_per_s)"},
-  };
-  for (const BadCase& c : cases) {
-    json j = minimal();
-    c.mutate(j);
-    auto r = parse(j);
-    EXPECT_EQ(error_of(r), "s.json: " + c.message) << j.dump();
-    if (!r.ok()) {
-      EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
-    }
-  }
+  });
 }
 
 TEST(ScenarioJson, SyntaxErrorsNameLineAndColumn) {
