@@ -1,8 +1,9 @@
-// granary real up|run|verify|down SCENARIO.json: a real-mode cluster of daemons for the
+// granary real up|run|verify|calibrate|down SCENARIO.json: a real-mode cluster of daemons for the
 // scenario (realmode/launcher.h, realmode/README.md, "granary real"). `run` and `verify` print
-// the report (JSON, "mode": "real") on stdout or to --report. Exit status: 0 done, 1 the run or
-// the verification failed or an expectation does not hold, 2 bad input (the scenario, a cluster
-// that is not up, or already up).
+// the report (JSON, "mode": "real") on stdout or to --report; `calibrate` the calibration
+// (realmode/calibration.h) and, with --scenario-out, the calibrated scenario. Exit status: 0 done,
+// 1 the run or the verification failed or an expectation does not hold, 2 bad input (the scenario,
+// a cluster that is not up, or already up).
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -78,6 +79,34 @@ void register_real_commands(CLI::App& app, ExitCode& code) {
   verify->callback([a = verify_args, &code] {
     Result<nlohmann::json> r = realmode::real_verify({a->scenario, &std::cerr});
     if (!r.ok()) return finish(code, r.status());
+    print_report(code, *a, *r);
+  });
+  auto [calibrate, calibrate_args] =
+      add("calibrate",
+          "Measure the drive and the cluster's costs per request; print the calibration and "
+          "write the scenario calibrated with them",
+          true);
+  auto calibrate_options = std::make_shared<realmode::CalibrateOptions>();
+  auto scenario_out = std::make_shared<std::string>();
+  calibrate->add_option("--scenario-out", *scenario_out,
+                        "where the calibrated scenario goes (JSON: the scenario with the "
+                        "measured drive and protocol figures as overrides)");
+  calibrate
+      ->add_option("--probe-seconds", calibrate_options->probe_seconds,
+                   "each cluster probe's measured window (s)")
+      ->check(CLI::Range(0.1, 3600.0));
+  calibrate
+      ->add_option("--drive-seconds", calibrate_options->drive_seconds,
+                   "each mode of the drive probe (s)")
+      ->check(CLI::Range(0.1, 3600.0));
+  calibrate->callback([a = calibrate_args, co = calibrate_options, out = scenario_out, &code] {
+    Result<nlohmann::json> r = realmode::real_calibrate({a->scenario, &std::cerr}, *co);
+    if (!r.ok()) return finish(code, r.status());
+    if (!out->empty()) {
+      std::ofstream f(*out);
+      f << (*r)["calibrated_scenario"].dump(2) << "\n";
+      if (!f) return finish(code, Status::io_error(*out + ": cannot write the scenario"));
+    }
     print_report(code, *a, *r);
   });
   auto [down, down_args] =

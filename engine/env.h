@@ -30,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/messages.h"
@@ -134,6 +135,21 @@ class Device {
   // with bytes, SimEnv with keep_device_bytes) it carries the bytes, ranges never written
   // reading as zeros.
   virtual Result<Payload> read(uint64_t offset, uint64_t length) = 0;
+  // Reads several ranges ({offset, length} each), as read() reads each, their payloads in
+  // order; the first failing range's error fails the call. A device may serve them at once
+  // (UringDevice: one io_uring submission, so a fragmented object's blocks are read in
+  // parallel); by default, one after the other.
+  virtual Result<std::vector<Payload>> read_ranges(
+      const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+    std::vector<Payload> out;
+    out.reserve(ranges.size());
+    for (const auto& [offset, length] : ranges) {
+      Result<Payload> p = read(offset, length);
+      if (!p.ok()) return p.status();
+      out.push_back(std::move(p).value());
+    }
+    return out;
+  }
   // Writes `data` at `offset`, blocking until the device has it (not durably; see flush). A
   // payload without bytes is a size-only write: it costs time and leaves the contents alone.
   // A payload whose bytes are not `size_bytes` long is refused (InvalidArgument).

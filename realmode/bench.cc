@@ -1,5 +1,7 @@
 #include "realmode/bench.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -716,14 +718,25 @@ Result<nlohmann::json> bench_fill(ClusterProcess& process, const BenchPlan& plan
   return report;
 }
 
+// The CPU time this process has used, user and system, seconds.
+static double process_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 Result<nlohmann::json> bench_run(ClusterProcess& process, const BenchPlan& plan,
                                  const BenchOptions& options) {
   nlohmann::json report = report_head(plan, options, "run");
-  if (plan.plan.kind == models::WorkloadKind::kTrainingRead) {
-    return run_training(process, plan, options, std::move(report));
-  }
-  if (plan.plan.block) return run_block(process, plan, options, std::move(report));
-  return run_checkpoint(process, plan, options, std::move(report));
+  const double cpu0 = process_cpu_s();
+  Result<nlohmann::json> r = plan.plan.kind == models::WorkloadKind::kTrainingRead
+                                 ? run_training(process, plan, options, std::move(report))
+                             : plan.plan.block
+                                 ? run_block(process, plan, options, std::move(report))
+                                 : run_checkpoint(process, plan, options, std::move(report));
+  if (r.ok()) (*r)["client_cpu_s"] = process_cpu_s() - cpu0;
+  return r;
 }
 
 Result<nlohmann::json> bench_verify(ClusterProcess& process, const BenchPlan& plan,

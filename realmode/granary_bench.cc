@@ -3,6 +3,8 @@
 //   granary-bench fill   --config cluster.json --scenario S.json --name bench0 [--share 0/2]
 //   granary-bench run    --config cluster.json --scenario S.json --name bench0 [--report R.json]
 //   granary-bench verify --config cluster.json --scenario S.json --name bench0
+//   granary-bench probe-drive --file F [--mib 256] [--seconds 1] [--queue-depth 32]
+//     (drive_probe.h: a drive file measured as the OSDs use it; `granary real calibrate`)
 // --name is a name of the cluster file's "names" table: the process runs on its host. The
 // report (JSON, "mode": "real") goes to --report or stdout. Exit status: 0 done, 1 the run
 // failed (a read or write error, a byte that differs: the message names the file), 2 bad input.
@@ -13,12 +15,26 @@
 
 #include "realmode/bench.h"
 #include "realmode/cluster_process.h"
+#include "realmode/drive_probe.h"
 
 namespace {
 
 int fail(int code, const std::string& message) {
   std::fprintf(stderr, "granary-bench: %s\n", message.c_str());
   return code;
+}
+
+// The report to `path`, or stdout when empty; the exit status.
+int write_report(const nlohmann::json& report, const std::string& path) {
+  const std::string text = report.dump(2) + "\n";
+  if (path.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  std::ofstream out(path);
+  out << text;
+  if (!out) return fail(1, path + ": cannot write the report");
+  return 0;
 }
 
 }  // namespace
@@ -28,13 +44,20 @@ int main(int argc, char** argv) {
   CLI::App app{"granary-bench: a scenario's workload through a real-mode Granary cluster"};
   std::string command, config_path, scenario_path, report_path, share = "0/1";
   BenchOptions options;
-  app.add_option("command", command, "fill, run or verify")
+  DriveProbeOptions probe;
+  uint64_t probe_mib = 256;
+  app.add_option("command", command, "fill, run, verify or probe-drive")
       ->required()
-      ->check(CLI::IsMember({"fill", "run", "verify"}));
-  app.add_option("--config", config_path, "the cluster configuration (realmode/README.md)")
-      ->required();
-  app.add_option("--scenario", scenario_path, "the scenario (docs/scenario-format.md)")->required();
-  app.add_option("--name", options.name, "a name of the cluster file's names table")->required();
+      ->check(CLI::IsMember({"fill", "run", "verify", "probe-drive"}));
+  app.add_option("--config", config_path, "the cluster configuration (realmode/README.md)");
+  app.add_option("--scenario", scenario_path, "the scenario (docs/scenario-format.md)");
+  app.add_option("--name", options.name, "a name of the cluster file's names table");
+  app.add_option("--file", probe.path, "probe-drive: the drive file to make, measure and remove");
+  app.add_option("--mib", probe_mib, "probe-drive: its size, MiB")->check(CLI::Range(16, 1 << 20));
+  app.add_option("--seconds", probe.seconds, "probe-drive: seconds per mode")
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("--queue-depth", probe.queue_depth, "probe-drive: the random modes' depth")
+      ->check(CLI::Range(1, 256));
   app.add_option("--share", share, "INDEX/COUNT: this process's share of the client nodes");
   app.add_option("--report", report_path, "where the report goes (default: stdout)");
   app.add_flag("--latency-samples", options.latency_samples,
@@ -43,6 +66,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   CLI11_PARSE(app, argc, argv);
 
+  if (command == "probe-drive") {
+    if (probe.path.empty()) return fail(2, "probe-drive: --file is required");
+    probe.bytes = probe_mib << 20;
+    auto measured = probe_drive(probe);
+    if (!measured.ok()) return fail(1, measured.status().to_string());
+    return write_report(*measured, report_path);
+  }
+  for (const auto& [value, flag] :
+       {std::pair{&config_path, "--config"}, std::pair{&scenario_path, "--scenario"},
+        std::pair{&options.name, "--name"}}) {
+    if (value->empty()) return fail(2, command + ": " + flag + " is required");
+  }
   if (std::sscanf(share.c_str(), "%d/%d", &options.share_index, &options.share_count) != 2 ||
       options.share_count < 1 || options.share_index < 0 ||
       options.share_index >= options.share_count) {
@@ -71,13 +106,5 @@ int main(int argc, char** argv) {
                 : command == "run" ? bench_run(**process, *plan, options)
                                    : bench_verify(**process, *plan, options);
   if (!report.ok()) return fail(1, report.status().to_string());
-  const std::string text = report->dump(2) + "\n";
-  if (report_path.empty()) {
-    std::fputs(text.c_str(), stdout);
-  } else {
-    std::ofstream out(report_path);
-    out << text;
-    if (!out) return fail(1, report_path + ": cannot write the report");
-  }
-  return 0;
+  return write_report(*report, report_path);
 }

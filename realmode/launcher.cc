@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "models/random_failures.h"
 #include "models/scenario_json.h"
 #include "realmode/auth.h"
+#include "realmode/calibration.h"
 #include "realmode/cluster_config.h"
 #include "realmode/machine.h"
 #include "sim/metrics.h"
@@ -382,9 +384,9 @@ void say(const LaunchOptions& o, const std::string& line) {
 // ---------------------------------------------------------------------------------------------
 // Runs
 
-// The scenario granary-bench runs: the original without its failure timeline (the launcher
-// injects it) nor its real section, written where the client machines read it.
-Result<std::string> bench_scenario(Cluster& c) {
+// The scenario's JSON without its failure timeline (the launcher injects it) nor its
+// expectations.
+Result<json> scenario_without_failures(const Cluster& c) {
   json j = json::parse(read_text(c.scenario.source_path), nullptr, false);
   if (j.is_discarded()) return Status::invalid_argument(c.scenario.source_path + ": not JSON");
   j.erase("failures");
@@ -393,12 +395,25 @@ Result<std::string> bench_scenario(Cluster& c) {
   // the scenario may not carry them.
   if (j.contains("storage") && j["storage"].contains("rados"))
     j["storage"]["rados"].erase("recovery");
-  const std::string path = c.path("bench-scenario.json");
+  return j;
+}
+
+// `j` written as `name` in the cluster's folder, where the client machines read it.
+Result<std::string> write_bench_scenario(Cluster& c, const json& j, const std::string& name) {
+  const std::string path = c.path(name);
   const Layout l = layout_of(c.scenario);
   for (int cl = 0; cl < (c.scenario.real.ssh ? l.clients : 1); ++cl) {
     if (Status s = c.machine_of(l.client(cl)).write(path, j.dump(2) + "\n"); !s.ok()) return s;
   }
   return path;
+}
+
+// The scenario granary-bench runs: the original without its failure timeline, written where the
+// client machines read it.
+Result<std::string> bench_scenario(Cluster& c) {
+  Result<json> j = scenario_without_failures(c);
+  if (!j.ok()) return j.status();
+  return write_bench_scenario(c, *j, "bench-scenario.json");
 }
 
 struct Share {
@@ -407,11 +422,13 @@ struct Share {
   std::string report, log, status;
 };
 
-// granary-bench COMMAND on every client host, each its share; the shares' reports.
+// granary-bench COMMAND on every client host, each its share; the shares' reports. The bench
+// runs `scenario_path` (written by write_bench_scenario), or the scenario's when empty.
 Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
-                                     const std::function<void(double)>& while_running) {
+                                     const std::function<void(double)>& while_running,
+                                     const std::string& scenario_path = "") {
   const Layout l = layout_of(c.scenario);
-  Result<std::string> scenario = bench_scenario(c);
+  Result<std::string> scenario = scenario_path.empty() ? bench_scenario(c) : scenario_path;
   if (!scenario.ok()) return scenario.status();
   const int count =
       command == "run" && c.scenario.workloads[0].kind == models::WorkloadKind::kCheckpoint
@@ -562,6 +579,11 @@ json merge(const std::vector<json>& shares) {
   json out = shares.front();
   out.erase("share");
   out.erase("command");
+  if (out.contains("client_cpu_s")) {
+    double cpu_s = 0;
+    for (const json& r : shares) cpu_s += r.value("client_cpu_s", 0.0);
+    out["client_cpu_s"] = cpu_s;
+  }
   json& carry = out["carry_data"];
   for (size_t i = 1; i < shares.size(); ++i) {
     for (auto& [k, v] : carry.items())
@@ -980,6 +1002,130 @@ Result<json> real_verify(const LaunchOptions& o) {
   Result<std::vector<json>> shares = run_shares(*opened, "verify", nullptr);
   if (!shares.ok()) return shares.status();
   return merge(*shares);
+}
+
+namespace {
+
+// The CPU seconds (user and system) process `pid` has used on `m`, from /proc/PID/stat; 0 when
+// it cannot be read (the process is gone).
+double process_cpu_s(Machine& m, int64_t pid) {
+  const std::string stat = m.read("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream in(stat.substr(paren + 1));
+  std::vector<std::string> f;
+  for (std::string field; in >> field;) f.push_back(field);
+  // After the command's ')': state, ppid, ..., utime (field 14 of proc(5)), stime (15).
+  if (f.size() < 13) return 0;
+  return (std::strtod(f[11].c_str(), nullptr) + std::strtod(f[12].c_str(), nullptr)) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The CPU seconds every OSD process of the cluster has used.
+double osd_cpu_s(Cluster& c) {
+  double total = 0;
+  for (const auto& [name, d] : c.state["daemons"].items()) {
+    if (name.rfind("osd.", 0) != 0) continue;
+    total += process_cpu_s(c.machine_of(d["host"].get<int>()), d["pid"].get<int64_t>());
+  }
+  return total;
+}
+
+// The drive probe (granary-bench probe-drive) on the first storage server's machine, on a file
+// in the cluster's folder beside the OSDs' drives.
+Result<json> probe_drive_of(Cluster& c, const CalibrateOptions& co) {
+  Machine& m = c.machine_of(0);
+  const std::string report = c.path("calibrate-drive.json"), log = c.path("calibrate-drive.log"),
+                    status = c.path("calibrate-drive.status");
+  for (const std::string& f : {report, status}) {
+    if (Status s = m.remove(f); !s.ok()) return s;
+  }
+  Result<int64_t> pid =
+      m.start({c.binary("granary-bench"), "probe-drive", "--file", c.path("calibrate-drive.img"),
+               "--mib", std::to_string(c.scenario.real.drive_bytes >> 20), "--seconds",
+               std::to_string(co.drive_seconds), "--report", report},
+              log, status);
+  if (!pid.ok()) return pid.status();
+  while (m.alive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (m.read(status) != "0\n") {
+    return Status::io_error("granary-bench probe-drive failed on " + m.describe() + ": " + log +
+                            " says: " + m.read(log));
+  }
+  json j = json::parse(m.read(report), nullptr, false);
+  if (j.is_discarded()) return Status::io_error(report + ": not JSON");
+  return j;
+}
+
+// This machine, for the calibration's record.
+json machine_json() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  utsname u{};
+  uname(&u);
+  return {{"hostname", host},
+          {"cpus", std::thread::hardware_concurrency()},
+          {"kernel", std::string(u.sysname) + " " + u.release}};
+}
+
+}  // namespace
+
+Result<json> real_calibrate(const LaunchOptions& o, const CalibrateOptions& co) {
+  if (!(co.probe_seconds > 0 && co.probe_seconds <= 3600) ||
+      !(co.drive_seconds > 0 && co.drive_seconds <= 3600)) {
+    return Status::invalid_argument("calibrate: the probes' seconds must be in (0, 3600]");
+  }
+  Result<Cluster> opened = open_cluster(o.scenario_path);
+  if (!opened.ok()) return opened.status();
+  Cluster& c = *opened;
+  if (c.scenario.storage.design != models::StorageDesign::kRados) {
+    return Status::invalid_argument(o.scenario_path +
+                                    ": storage.design: granary real calibrate probes RBD "
+                                    "volumes through the OSDs: design 'rados'");
+  }
+  say(o, "probing the drive on " + c.machine_of(0).describe());
+  Result<json> drive = probe_drive_of(c, co);
+  if (!drive.ok()) return drive.status();
+  Result<json> base = scenario_without_failures(c);
+  if (!base.ok()) return base.status();
+  // The probes overwrite the volume the scenario's own block workload may use.
+  c.state["filled"] = false;
+  c.save();
+  std::vector<ProbeRun> runs;
+  for (const ClusterProbe& p : cluster_probes()) {
+    Result<std::string> path = write_bench_scenario(c, probe_scenario(*base, p, co.probe_seconds),
+                                                    "calibrate-" + p.name + ".json");
+    if (!path.ok()) return path.status();
+    if (runs.empty()) {
+      say(o, "filling the probes' volume");
+      Result<std::vector<json>> filled = run_shares(c, "fill", nullptr, *path);
+      if (!filled.ok()) return filled.status();
+    }
+    say(o, "probe " + p.name + ": " + std::to_string(p.block_kib) + " KiB " +
+               (p.read_fraction > 0 ? "reads" : "writes") + " at queue depth " +
+               std::to_string(p.queue_depth) + " for " + json(co.probe_seconds).dump() + " s");
+    const double osd0 = osd_cpu_s(c);
+    Result<std::vector<json>> shares = run_shares(c, "run", nullptr, *path);
+    if (!shares.ok()) return shares.status();
+    ProbeRun r{p, merge(*shares), osd_cpu_s(c) - osd0, 0};
+    r.client_cpu_s = r.report.value("client_cpu_s", 0.0);
+    runs.push_back(std::move(r));
+  }
+  say(o, "fitting the simulator's figures (two simulations)");
+  Result<json> fit = fit_calibration(*base, c.scenario.source_path, *drive, runs);
+  if (!fit.ok()) return fit.status();
+  json out = {
+      {"granary_calibration", 1},
+      {"scenario", {{"source", c.scenario.source_path}, {"sha256", c.scenario.source_sha256}}},
+      {"machine", machine_json()},
+      {"real",
+       {{"hosts", c.scenario.real.ssh                  ? "ssh"
+                  : c.state.value("namespaces", false) ? "namespaces"
+                                                       : "loopback"},
+        {"dir", c.dir}}},
+      {"seconds", {{"probe", co.probe_seconds}, {"drive_mode", co.drive_seconds}}},
+      {"drive_probe", *drive}};
+  for (auto& [k, v] : fit->items()) out[k] = v;
+  return out;
 }
 
 Status real_down(const LaunchOptions& o) {

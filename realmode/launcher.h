@@ -47,6 +47,19 @@ Result<nlohmann::json> real_run(const LaunchOptions& options, int* failed_expect
 Result<nlohmann::json> real_verify(const LaunchOptions& options);
 Status real_down(const LaunchOptions& options);
 
+// `granary real calibrate` (calibration.h): on the cluster `up` brought up (design rados), the
+// drive probe on the first storage server's machine, then the three cluster probes (each
+// bracketed by the OSD processes' CPU time, read from /proc on their machines), then the fit.
+// The calibration as calibration.h's fit_calibration returns it, with "machine" (this
+// machine's name, cores, kernel), "drive_probe" (the probe's output) and "seconds" added. The
+// probes write their own volume, so the next `granary real run` fills its dataset again.
+struct CalibrateOptions {
+  double probe_seconds = 2;  // each cluster probe's measured window (a fifth of it as ramp)
+  double drive_seconds = 1;  // each mode of the drive probe
+};
+Result<nlohmann::json> real_calibrate(const LaunchOptions& options,
+                                      const CalibrateOptions& calibrate);
+
 // The reports of granary-bench processes that each ran a share of the client nodes, as one:
 // counts and rates summed, the accelerators' utilisation weighted by their count, latency
 // quantiles over every share's samples where all sent them (granary-bench --latency-samples;

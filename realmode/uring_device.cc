@@ -221,11 +221,17 @@ Status UringDevice::submit_and_wait(std::vector<Piece>& pieces) {
 }
 
 Status UringDevice::transfer(bool write, std::byte* memory, uint64_t offset, uint64_t size) {
+  return transfer_extents(write, {Extent{memory, offset, size}});
+}
+
+Status UringDevice::transfer_extents(bool write, const std::vector<Extent>& extents) {
   const PieceKind kind = write ? PieceKind::kWrite : PieceKind::kRead;
   std::vector<Piece> pieces;
-  for (uint64_t at = 0; at < size; at += options_.max_io_bytes) {
-    const auto n = static_cast<uint32_t>(std::min<uint64_t>(options_.max_io_bytes, size - at));
-    pieces.push_back({kind, memory + at, offset + at, n, 0});
+  for (const Extent& e : extents) {
+    for (uint64_t at = 0; at < e.size; at += options_.max_io_bytes) {
+      const auto n = static_cast<uint32_t>(std::min<uint64_t>(options_.max_io_bytes, e.size - at));
+      pieces.push_back({kind, e.memory + at, e.offset + at, n, 0});
+    }
   }
   while (!pieces.empty()) {
     if (Status s = submit_and_wait(pieces); !s.ok()) return s;
@@ -281,6 +287,31 @@ Result<Payload> UringDevice::read(uint64_t offset, uint64_t length) {
     if (Status s = transfer(false, blocks.data(), first, end - first); !s.ok()) return report(s);
   }
   return Payload::of(std::move(blocks).freeze().slice(offset - first, length));
+}
+
+Result<std::vector<Payload>> UringDevice::read_ranges(
+    const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  std::vector<MutableBuffer> blocks;
+  std::vector<Extent> extents;
+  blocks.reserve(ranges.size());
+  for (const auto& [offset, length] : ranges) {
+    if (Status s = check_range("read", offset, length); !s.ok()) return s;
+    if (Status s = injected("read", offset, length); !s.ok()) return s;
+    const uint64_t first = offset - offset % kBlockBytes;
+    const uint64_t end = (offset + length + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
+    blocks.emplace_back(end - first);
+    if (length > 0) extents.push_back({blocks.back().data(), first, end - first});
+  }
+  if (!extents.empty()) {
+    if (Status s = transfer_extents(false, extents); !s.ok()) return report(s);
+  }
+  std::vector<Payload> out;
+  out.reserve(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& [offset, length] = ranges[i];
+    out.push_back(Payload::of(std::move(blocks[i]).freeze().slice(offset % kBlockBytes, length)));
+  }
+  return out;
 }
 
 Status UringDevice::write(uint64_t offset, const Payload& data) {

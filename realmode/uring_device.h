@@ -83,6 +83,9 @@ class UringDevice final : public Device {
   HostId host() const override { return options_.host; }
   uint64_t capacity_bytes() const override { return capacity_; }
   Result<Payload> read(uint64_t offset, uint64_t length) override;
+  // Every range's pieces submitted together (within the queue depth), then waited for.
+  Result<std::vector<Payload>> read_ranges(
+      const std::vector<std::pair<uint64_t, uint64_t>>& ranges) override;
   Status write(uint64_t offset, const Payload& data) override;
   Status flush() override;
 
@@ -108,6 +111,12 @@ class UringDevice final : public Device {
   Status write_bytes(uint64_t offset, const Payload& data);
   // Reads or writes [offset, offset + size) of aligned memory at `memory`, in pieces.
   Status transfer(bool write, std::byte* memory, uint64_t offset, uint64_t size);
+  // transfer() of several extents at once: every piece of all of them submitted together.
+  struct Extent {
+    std::byte* memory;
+    uint64_t offset, size;
+  };
+  Status transfer_extents(bool write, const std::vector<Extent>& extents);
   // Submits the pieces on the calling thread's ring, within the device's queue depth, and waits
   // until all completed (their results in the pieces).
   Status submit_and_wait(std::vector<Piece>& pieces);

@@ -891,12 +891,21 @@ Result<Payload> DiskStore::execute_read(const ReadPlan& plan) const {
   if (plan.length == 0) return Payload::of(Buffer::zeros(0));
   const std::vector<ReadPlan::Run>& runs = plan.runs;
   std::vector<Buffer> bytes(runs.size());
+  // Every run on the device in one call: a fragmented object's runs are read at once.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const ReadPlan::Run& r : runs) {
+    if (r.device_block != kHoleBlock) {
+      ranges.emplace_back(r.device_block * kBlockBytes, r.blocks * kBlockBytes);
+    }
+  }
+  Result<std::vector<Payload>> read = device_.read_ranges(ranges);
+  if (!read.ok()) return read.status();
+  size_t next = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     const ReadPlan::Run& r = runs[k];
     if (r.device_block == kHoleBlock) continue;
-    Result<Payload> p = device_.read(r.device_block * kBlockBytes, r.blocks * kBlockBytes);
-    if (!p.ok()) return p.status();
-    Buffer b = p->bytes ? std::move(p->bytes) : Buffer::zeros(r.blocks * kBlockBytes);
+    Payload& p = (*read)[next++];
+    Buffer b = p.bytes ? std::move(p.bytes) : Buffer::zeros(r.blocks * kBlockBytes);
     for (uint64_t i = 0; i < r.blocks; ++i) {
       const uint32_t crc = crc32c(b.slice(i * kBlockBytes, kBlockBytes).span());
       if (crc != r.crcs[i]) {

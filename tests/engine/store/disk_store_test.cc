@@ -296,6 +296,67 @@ TEST(DiskStore, AStalePlanFailsItsCrcAndTheBackendReadsAgain) {
                }).ok());
 }
 
+// A Device that counts the calls that read it.
+class ReadCountingDevice final : public Device {
+ public:
+  explicit ReadCountingDevice(Device& d) : d_(d) {}
+  DeviceId id() const override { return d_.id(); }
+  HostId host() const override { return d_.host(); }
+  uint64_t capacity_bytes() const override { return d_.capacity_bytes(); }
+  Result<Payload> read(uint64_t offset, uint64_t length) override {
+    ++reads;
+    return d_.read(offset, length);
+  }
+  Result<std::vector<Payload>> read_ranges(
+      const std::vector<std::pair<uint64_t, uint64_t>>& ranges) override {
+    ++range_calls;
+    last_ranges = ranges.size();
+    return d_.read_ranges(ranges);
+  }
+  Status write(uint64_t offset, const Payload& data) override { return d_.write(offset, data); }
+  Status flush() override { return d_.flush(); }
+  int reads = 0, range_calls = 0;
+  size_t last_ranges = 0;
+
+ private:
+  Device& d_;
+};
+
+// An object whose every other block was overwritten (copy-on-write: 32 runs on the device, and
+// a hole) is read with one read_ranges call of all its runs, not a device read per run
+// (UringDevice serves them at once), and comes back whole.
+TEST(DiskStore, AFragmentedObjectIsReadWithOneCallOfAllItsRuns) {
+  StoreWorld w(4 * kMiB);
+  ASSERT_TRUE(w.run([](Device& d) {
+                 ASSERT_TRUE(DiskStore::format(d, small_regions()).ok());
+                 ReadCountingDevice counting(d);
+                 auto s = mount_ok(counting);
+                 ASSERT_TRUE(s);
+                 Random rng(5);
+                 std::vector<std::byte> a = random_bytes(rng, 32 * 4096);
+                 ASSERT_TRUE(s->write("a", 0, payload_of(a)).ok());
+                 for (uint64_t b = 1; b < 32; b += 2) {
+                   std::vector<std::byte> blk = random_bytes(rng, 4096);
+                   ASSERT_TRUE(s->write("a", b * 4096, payload_of(blk)).ok());
+                   std::copy(blk.begin(), blk.end(), a.begin() + static_cast<ptrdiff_t>(b * 4096));
+                 }
+                 const std::vector<std::byte> tail = random_bytes(rng, 100);
+                 ASSERT_TRUE(s->write("a", 40 * 4096, payload_of(tail)).ok());  // a hole before
+                 a.resize(40 * 4096);
+                 a.insert(a.end(), tail.begin(), tail.end());
+                 Result<DiskStore::ReadPlan> plan = s->plan_read("a", 0, a.size());
+                 ASSERT_TRUE(plan.ok());
+                 EXPECT_GE(plan->runs.size(), 17u);
+                 counting.reads = counting.range_calls = 0;
+                 Result<Payload> got = s->execute_read(*plan);
+                 ASSERT_TRUE(got.ok()) << got.status().to_string();
+                 EXPECT_EQ(got->bytes.to_vector(), a);
+                 EXPECT_EQ(counting.range_calls, 1);
+                 EXPECT_EQ(counting.reads, 0);
+                 EXPECT_EQ(counting.last_ranges, plan->runs.size() - 1);  // all but the hole
+               }).ok());
+}
+
 TEST(DiskStore, MountAfterCleanShutdownKeepsEverything) {
   StoreWorld w(4 * kMiB);
   std::map<std::string, std::vector<std::byte>> expect;
