@@ -75,6 +75,7 @@ bench: deps
 	tests/bench/uring_device_bench.sh $(BUILD_DIR)
 	tests/bench/transport_bench.sh $(BUILD_DIR)
 	tests/bench/osd_bench.sh $(BUILD_DIR)
+	tests/bench/calibration_check.sh $(BUILD_DIR)
 	tests/bench/planner_bench.sh $(BUILD_DIR)
 
 soak: deps

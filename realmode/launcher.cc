@@ -1074,14 +1074,16 @@ Result<json> real_calibrate(const LaunchOptions& o, const CalibrateOptions& co) 
       !(co.drive_seconds > 0 && co.drive_seconds <= 3600)) {
     return Status::invalid_argument("calibrate: the probes' seconds must be in (0, 3600]");
   }
-  Result<Cluster> opened = open_cluster(o.scenario_path);
-  if (!opened.ok()) return opened.status();
-  Cluster& c = *opened;
-  if (c.scenario.storage.design != models::StorageDesign::kRados) {
+  Result<models::Scenario> s = models::load_scenario(o.scenario_path);
+  if (!s.ok()) return s.status();
+  if (s->storage.design != models::StorageDesign::kRados) {
     return Status::invalid_argument(o.scenario_path +
                                     ": storage.design: granary real calibrate probes RBD "
                                     "volumes through the OSDs: design 'rados'");
   }
+  Result<Cluster> opened = open_cluster(o.scenario_path);
+  if (!opened.ok()) return opened.status();
+  Cluster& c = *opened;
   say(o, "probing the drive on " + c.machine_of(0).describe());
   Result<json> drive = probe_drive_of(c, co);
   if (!drive.ok()) return drive.status();
