@@ -1081,6 +1081,15 @@ Result<json> real_calibrate(const LaunchOptions& o, const CalibrateOptions& co) 
                                     ": storage.design: granary real calibrate probes RBD "
                                     "volumes through the OSDs: design 'rados'");
   }
+  if (s->storage.rados.ec_k > 0) {
+    // The simulator charges an erasure-coded read a request at the primary and one per shard
+    // it reads: the probes' CPU per client request would not be its per-request figure.
+    return Status::invalid_argument(
+        o.scenario_path +
+        ": storage.rados: granary real calibrate measures a replicated pool (one server request "
+        "per read, as the simulator counts them); calibrate a copy of the scenario with "
+        "\"replicas\" and use its figures for the erasure-coded one");
+  }
   Result<Cluster> opened = open_cluster(o.scenario_path);
   if (!opened.ok()) return opened.status();
   Cluster& c = *opened;

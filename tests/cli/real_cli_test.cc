@@ -273,10 +273,18 @@ TEST_F(RealCli, TwoOsdsPerServerThroughASlowDriveAndAServerDown) {
     EXPECT_EQ(f["ok"], true) << f.dump();
   }
   EXPECT_EQ(r["failures"][0]["factor"], 20);
-  // The restart did not hold the timeline up; its event says when both OSDs served again.
-  EXPECT_GT(r["failures"][2]["serving_at_s"].get<double>(),
-            r["failures"][2]["injected_at_s"].get<double>())
-      << r["failures"][2].dump();
+  // The restart did not hold the timeline up: the next event came at its own time. The
+  // restart's event says when both OSDs served again, unless that was after the run (on a
+  // loaded machine osd.2's journal replay on its 20x slow drive may outlast it) or osd.3's
+  // drive failed first (stopped_before_serving, superseded).
+  const nlohmann::json& restart = r["failures"][2];
+  if (restart.contains("serving_at_s")) {
+    EXPECT_GT(restart["serving_at_s"].get<double>(), restart["injected_at_s"].get<double>())
+        << restart.dump();
+  }
+  EXPECT_LT(r["failures"][3]["injected_at_s"].get<double>(),
+            r["failures"][3]["at_s"].get<double>() + 0.5)
+      << r["failures"][3].dump();
   EXPECT_GE(r["latency_ms"]["read"]["p50"].get<double>(), 2.0);
   for (const auto& e : r["expectations"]) EXPECT_TRUE(e["passed"].get<bool>()) << e.dump();
   std::printf(
@@ -663,8 +671,9 @@ TEST_F(RealCli, CalibrateThenTheSimulatorPredictsARealRunItWasNotFittedTo) {
   EXPECT_EQ(granary("real down " + path).exit_code, 0);
 }
 
-// A pfs has no RBD volumes to probe.
-TEST_F(RealCli, CalibrateRefusesAPfs) {
+// A pfs has no RBD volumes to probe; an erasure-coded pool costs the simulator more than one
+// server request per read.
+TEST_F(RealCli, CalibrateRefusesAPfsAndAnErasureCodedPool) {
   std::string text = scenario("real-calibrate-pfs", tmp_ + "/cpfs", "loopback",
                               R"({"name": "u", "mlperf": "unet3d", "files": 24,
                    "sample_size_mib": {"mean": 0.25}})",
@@ -677,6 +686,16 @@ TEST_F(RealCli, CalibrateRefusesAPfs) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cpfs.json: storage.design: granary real calibrate probes RBD volumes "
                        "through the OSDs: design 'rados'"),
+            std::string::npos)
+      << r.err;
+  r = granary("real calibrate " +
+              write("cec.json", scenario("real-calibrate-ec", tmp_ + "/cec", "loopback",
+                                         R"({"name": "u", "mlperf": "unet3d", "files": 24,
+                   "sample_size_mib": {"mean": 0.25}})",
+                                         "", R"("erasure": {"k": 2, "m": 1})")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cec.json: storage.rados: granary real calibrate measures a replicated "
+                       "pool"),
             std::string::npos)
       << r.err;
 }
