@@ -188,11 +188,17 @@ Result<std::unique_ptr<store::DiskStore>> open_store(
 void follow_fault_file(ClusterProcess& p, HostId host, const std::string& name,
                        const std::string& path, UringDevice& drive,
                        const std::function<void(const std::string&)>& log) {
-  auto apply = [&drive, path, name, log] {
+  auto applied_bad = std::make_shared<std::vector<std::pair<uint64_t, uint64_t>>>();
+  auto apply = [&drive, path, name, log, applied_bad] {
     Result<DriveFaults> f = read_drive_faults(path);
     if (!f.ok()) {
       log(name + ": " + f.status().message() + " (faults unchanged)");
       return;
+    }
+    if (f->bad_ranges != *applied_bad) {  // (blocks remapped since stay remapped)
+      *applied_bad = f->bad_ranges;
+      drive.set_bad_ranges(f->bad_ranges);
+      log(name + ": " + std::to_string(drive.bad_blocks()) + " unreadable blocks on the drive");
     }
     if (f->failed != drive.failed()) {
       drive.set_failed(f->failed);
@@ -244,6 +250,15 @@ Result<DriveFaults> read_drive_faults(const std::string& path) {
         f.slow_factor = value.get<double>();
       } else if (key == "failed" && value.is_boolean()) {
         f.failed = value.get<bool>();
+      } else if (key == "bad_ranges" && value.is_array()) {
+        for (const nlohmann::json& r : value) {
+          if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() ||
+              !r[1].is_number_unsigned() || r[1].get<uint64_t>() == 0) {
+            good = false;
+            break;
+          }
+          f.bad_ranges.emplace_back(r[0].get<uint64_t>(), r[1].get<uint64_t>());
+        }
       } else {
         good = false;
       }
@@ -252,7 +267,8 @@ Result<DriveFaults> read_drive_faults(const std::string& path) {
   if (!good) {
     return Status::invalid_argument(path +
                                     ": expected {\"slow_factor\": a number in 1..1e6, "
-                                    "\"failed\": a boolean}, found " +
+                                    "\"failed\": a boolean, \"bad_ranges\": [[offset, "
+                                    "length > 0], ...]}, found " +
                                     text.str());
   }
   return f;
@@ -376,16 +392,46 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
       return true;
     };
   }
+  if (config.monitor && config.ec.k == 0) {
+    // Read repair: a client read this OSD's copy fails is served from the acting set's others.
+    cluster::MapPlacement* placement = p.map_placement();
+    o.peers_of = [placement, &config](const std::string& object) {
+      std::vector<int32_t> acting;
+      placement->devices_of(placement->group_of(object), acting);
+      std::vector<std::string> peers;
+      for (int32_t d : acting) {
+        if (d != placement::kNoDevice) peers.push_back(osd_endpoint(config, d));
+      }
+      return peers;
+    };
+  }
   services::OsdService service(p.env(), host, drive, **store, o);
   service.start();
   if (heartbeat) heartbeat->start();
   if (peering) peering->start();
+  // A read error it could not repair leaves the service unavailable (engine/services/osd.h):
+  // the daemon stops as on a write error, so that its peers and the monitor see it dead.
+  p.env().spawn(
+      host, name + ".health",
+      [&p, &service, name] {
+        for (;;) {
+          p.env().sleep_s(0.05);
+          if (!service.available()) {
+            std::fprintf(stderr, "%s: a read error it could not repair; stopping\n", name.c_str());
+            std::fflush(stderr);
+            std::_Exit(kDriveErrorExitStatus);
+          }
+        }
+      },
+      TaskOptions{.daemon = true});
   spawn_until_stopped(p, host, name, options.stop);
   log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address +
       (config.monitor ? " (following the monitor's maps)" : "") +
       (config.pfs ? " (an OST of the pfs)" : ""));
   Status result = p.env().run();
-  log(name + ": stopped");
+  const uint64_t repairs = service.stats().read_repairs;
+  log(name + ": stopped" +
+      (repairs > 0 ? " (" + std::to_string(repairs) + " copies rewritten by read repair)" : ""));
   return result;
 }
 

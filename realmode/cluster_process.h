@@ -102,13 +102,17 @@ struct OsdDaemonOptions {
   // the write's 512-byte sectors reach the drive (written and synced), the rest never do.
   int kill_at_journal_write = 0;
   // Fault injection (granary real's slow_drive and drive_failure): a JSON file of DriveFaults,
-  // {"slow_factor": F, "failed": B} (either key may be left out), read when the daemon starts
-  // and again whenever it changes (polled every 100 ms; absent: no fault): with F the drive's
-  // every I/O takes F times as long (UringDevice::set_slowdown), with "failed": true every I/O
-  // fails with EIO (UringDevice::set_failed). A file that does not parse is logged and changes
-  // nothing. Empty: none. Whatever the cause, an I/O error of its drive stops the daemon at
-  // once (exit status 3, the error logged), as an EIO aborts ceph-osd: its peers and the
-  // monitor then see a dead OSD.
+  // {"slow_factor": F, "failed": B, "bad_ranges": [[OFFSET, LENGTH], ...]} (any key may be
+  // left out), read when the daemon starts and again whenever it changes (polled every 100 ms;
+  // absent: no fault): with F the drive's every I/O takes F times as long
+  // (UringDevice::set_slowdown), with "failed": true every I/O fails with EIO
+  // (UringDevice::set_failed), and reads of the bad ranges' blocks fail with EIO until a write
+  // remaps them (UringDevice::set_bad_ranges; applied when the file's list changes). A file
+  // that does not parse is logged and changes nothing. Empty: none. A write or flush error of
+  // its drive, or any error of a failed drive, stops the daemon at once (exit status 3, the
+  // error logged), as an EIO on a write aborts ceph-osd: its peers and the monitor then see a
+  // dead OSD. A read error does not: the OSD rewrites the object from a replica (read repair,
+  // OsdServiceOptions::peers_of); one it cannot repair stops the daemon the same way.
   std::string fault_file;
   // Polled every 100 ms; the daemon ends (cleanly) once it returns true (SIGTERM's handler).
   std::function<bool()> stop;
@@ -122,6 +126,8 @@ struct OsdDaemonOptions {
 struct DriveFaults {
   double slow_factor = 1;
   bool failed = false;
+  // Unreadable byte ranges of the drive, {offset, length} (UringDevice::set_bad_ranges).
+  std::vector<std::pair<uint64_t, uint64_t>> bad_ranges;
 };
 Result<DriveFaults> read_drive_faults(const std::string& path);
 

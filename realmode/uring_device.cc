@@ -263,11 +263,47 @@ Status UringDevice::check_range(const char* op, uint64_t offset, uint64_t length
   return Status();
 }
 
-Status UringDevice::report(Status error) const {
-  if (!error.ok() && error.code() == Status::Code::kIOError && options_.on_error) {
+Status UringDevice::report(Status error, bool read) const {
+  if (!error.ok() && error.code() == Status::Code::kIOError && options_.on_error &&
+      (!read || failed_.load())) {
     options_.on_error(error);
   }
   return error;
+}
+
+void UringDevice::set_bad_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
+  std::lock_guard lock(bad_mu_);
+  bad_.clear();
+  for (const auto& [offset, length] : ranges) {
+    if (length == 0) continue;
+    for (uint64_t b = offset / kBlockBytes; b <= (offset + length - 1) / kBlockBytes; ++b) {
+      bad_.insert(b);
+    }
+  }
+  any_bad_.store(!bad_.empty());
+}
+
+uint64_t UringDevice::bad_blocks() const {
+  std::lock_guard lock(bad_mu_);
+  return bad_.size();
+}
+
+Status UringDevice::bad_sector(uint64_t offset, uint64_t length) const {
+  if (!any_bad_.load(std::memory_order_relaxed) || length == 0) return Status();
+  std::lock_guard lock(bad_mu_);
+  auto it = bad_.lower_bound(offset / kBlockBytes);
+  if (it == bad_.end() || *it > (offset + length - 1) / kBlockBytes) return Status();
+  return Status::io_error(options_.path + ": read of " + std::to_string(length) +
+                          " bytes at offset " + std::to_string(offset) + ": " + errno_text(EIO) +
+                          " (injected: a medium error in block " + std::to_string(*it) + ")");
+}
+
+void UringDevice::remap(uint64_t offset, uint64_t length) {
+  if (!any_bad_.load(std::memory_order_relaxed) || length == 0) return;
+  std::lock_guard lock(bad_mu_);
+  bad_.erase(bad_.lower_bound(offset / kBlockBytes),
+             bad_.upper_bound((offset + length - 1) / kBlockBytes));
+  any_bad_.store(!bad_.empty());
 }
 
 Status UringDevice::injected(const char* op, uint64_t offset, uint64_t length) const {
@@ -280,11 +316,14 @@ Status UringDevice::injected(const char* op, uint64_t offset, uint64_t length) c
 Result<Payload> UringDevice::read(uint64_t offset, uint64_t length) {
   if (Status s = check_range("read", offset, length); !s.ok()) return s;
   if (Status s = injected("read", offset, length); !s.ok()) return s;
+  if (Status s = bad_sector(offset, length); !s.ok()) return s;
   const uint64_t first = offset - offset % kBlockBytes;
   const uint64_t end = (offset + length + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
   MutableBuffer blocks(end - first);
   if (length > 0) {
-    if (Status s = transfer(false, blocks.data(), first, end - first); !s.ok()) return report(s);
+    if (Status s = transfer(false, blocks.data(), first, end - first); !s.ok()) {
+      return report(s, /*read=*/true);
+    }
   }
   return Payload::of(std::move(blocks).freeze().slice(offset - first, length));
 }
@@ -297,13 +336,14 @@ Result<std::vector<Payload>> UringDevice::read_ranges(
   for (const auto& [offset, length] : ranges) {
     if (Status s = check_range("read", offset, length); !s.ok()) return s;
     if (Status s = injected("read", offset, length); !s.ok()) return s;
+    if (Status s = bad_sector(offset, length); !s.ok()) return s;
     const uint64_t first = offset - offset % kBlockBytes;
     const uint64_t end = (offset + length + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
     blocks.emplace_back(end - first);
     if (length > 0) extents.push_back({blocks.back().data(), first, end - first});
   }
   if (!extents.empty()) {
-    if (Status s = transfer_extents(false, extents); !s.ok()) return report(s);
+    if (Status s = transfer_extents(false, extents); !s.ok()) return report(s, /*read=*/true);
   }
   std::vector<Payload> out;
   out.reserve(ranges.size());
@@ -325,7 +365,9 @@ Status UringDevice::write(uint64_t offset, const Payload& data) {
   const uint64_t length = data.size_bytes;
   if (length == 0) return Status();
   if (Status s = injected("write", offset, length); !s.ok()) return s;
-  return report(write_bytes(offset, data));
+  Status written = write_bytes(offset, data);
+  if (written.ok()) remap(offset, length);
+  return report(std::move(written));
 }
 
 Status UringDevice::write_bytes(uint64_t offset, const Payload& data) {

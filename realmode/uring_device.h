@@ -41,8 +41,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/env.h"
@@ -63,9 +65,11 @@ struct UringDeviceOptions {
   // thread; it may do anything a test needs, e.g. kill the process partway (granary-osd's
   // --kill-at-journal-write). Null: none.
   std::function<void(uint64_t offset, const Payload& data)> before_write;
-  // Called with every I/O error (the drive's own, or one set_failed injects) before it is
-  // returned, from the thread that got it: granary-osd stops there, as ceph-osd does on an I/O
-  // error of its device. Null: the error is only returned.
+  // Called with every write or flush error, and every error of a drive set_failed failed,
+  // before it is returned, from the thread that got it: granary-osd stops there, as ceph-osd
+  // aborts on a write error of its device. A read's error is only returned (Ceph repairs an
+  // object whose read fails from its other copies: OsdServiceOptions::peers_of). Null: errors
+  // are only returned.
   std::function<void(const Status& error)> on_error;
 };
 
@@ -101,6 +105,12 @@ class UringDevice final : public Device {
   // fails with an IOError ("Input/output error", as a dead drive's EIO) and touches nothing.
   void set_failed(bool failed) { failed_.store(failed); }
   bool failed() const { return failed_.load(); }
+  // Fault injection (latent sector errors): the 4 KiB blocks that cover `ranges` ({offset,
+  // length} in bytes) become unreadable: a read touching one fails with an IOError ("a medium
+  // error"), as a drive's read of a bad sector does; a write of a block makes it good again (the
+  // drive remaps the sector). Replaces the earlier set; none: every block reads.
+  void set_bad_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges);
+  uint64_t bad_blocks() const;
 
  private:
   struct Piece;
@@ -140,8 +150,15 @@ class UringDevice final : public Device {
   std::shared_mutex write_lock_;  // shared: whole-block writes; exclusive: read-modify-writes
   std::atomic<double> slowdown_{1.0};
   std::atomic<bool> failed_{false};
-  // The error of an operation, after on_error has seen it.
-  Status report(Status error) const;
+  mutable std::mutex bad_mu_;
+  std::set<uint64_t> bad_;  // unreadable blocks (set_bad_ranges), guarded by bad_mu_
+  std::atomic<bool> any_bad_{false};
+  // The error of an operation, after on_error has seen it (a read's: only on a failed drive).
+  Status report(Status error, bool read = false) const;
+  // A medium error when [offset, offset + length) touches a bad block, else OK.
+  Status bad_sector(uint64_t offset, uint64_t length) const;
+  // A write of [offset, offset + length) completed: its blocks are good again.
+  void remap(uint64_t offset, uint64_t length);
   // The injected failure's error for `op` at a range, or OK.
   Status injected(const char* op, uint64_t offset, uint64_t length) const;
 };

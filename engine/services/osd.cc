@@ -171,7 +171,7 @@ void OsdService::serve(int worker, bool sub_ops) {
       int slot = 0;
       {
         std::lock_guard<EnvMutex> lock(mu_);
-        pending_.push_back(Handed{std::make_shared<Message>(std::move(*m)), awaits});
+        pending_.push_back(Handed{std::make_shared<Message>(std::move(*m)), awaits, !sub_ops});
         if (idle_handlers_ > 0) {
           --idle_handlers_;
         } else {
@@ -187,7 +187,7 @@ void OsdService::serve(int worker, bool sub_ops) {
       pending_sem_->release();
       continue;
     }
-    dispatch(*m, own);
+    dispatch(*m, own, !sub_ops);
   }
 }
 
@@ -202,9 +202,9 @@ bool OsdService::await_active(const Message& m) {
   return false;
 }
 
-void OsdService::dispatch(const Message& m, Endpoint& own) {
+void OsdService::dispatch(const Message& m, Endpoint& own, bool client) {
   if (const auto* r = std::get_if<ReadRequest>(&m.body)) {
-    handle_read(*r, own);
+    handle_read(*r, own, client);
   } else if (const auto* w = std::get_if<WriteRequest>(&m.body)) {
     handle_write(*w, m.payload, own);
   } else if (const auto* c = std::get_if<CommitRequest>(&m.body)) {
@@ -231,7 +231,8 @@ void OsdService::run_handler(int slot) {
       pending_.pop_front();
     }
     // (A group that stayed inactive: the request is dropped, the client resends it.)
-    if (!handed.awaits || await_active(*handed.message)) dispatch(*handed.message, reply);
+    if (!handed.awaits || await_active(*handed.message))
+      dispatch(*handed.message, reply, handed.client);
     std::lock_guard<EnvMutex> lock(mu_);
     ++idle_handlers_;
   }
@@ -265,6 +266,49 @@ Result<Payload> OsdService::read_own(const std::string& object, uint64_t offset,
   MutableBuffer bytes = env_.allocate(length);  // zeros past what it holds
   if (data->bytes) bytes.write_at(0, data->bytes.span());
   return Payload::of(std::move(bytes).freeze());
+}
+
+Result<Payload> OsdService::repair_from_peers(const std::string& object, const ObjectInfo& info,
+                                              Endpoint& own) {
+  std::string tried;
+  for (const std::string& peer : options_.peers_of(object)) {
+    if (peer.empty() || peer == options_.endpoint_name) continue;
+    ReadRequest sub;
+    {
+      std::lock_guard<EnvMutex> lock(mu_);
+      sub.request_id = ++sub_request_id_;
+    }
+    sub.object = object;
+    sub.length = info.size_bytes;
+    sub.reply_to = own.name();
+    sub.sent_at_s = env_.now_s();
+    env_.send(host_, sub_op_endpoint(peer), Message{sub, {}});
+    Result<Message> m = Status::unavailable("");
+    for (;;) {  // replies to earlier sub-ops of this endpoint are not this one's
+      m = options_.sub_op_timeout_s > 0 ? own.recv(options_.sub_op_timeout_s) : own.recv();
+      if (!m.ok()) break;
+      const auto* r = std::get_if<ReadReply>(&m->body);
+      if (r != nullptr && r->request_id == sub.request_id) break;
+    }
+    const auto* reply = m.ok() ? std::get_if<ReadReply>(&m->body) : nullptr;
+    if (reply == nullptr || !reply->ok || reply->version != info.version ||
+        m->payload.size_bytes != info.size_bytes || !m->payload.bytes) {
+      tried += (tried.empty() ? "" : ", ") + peer +
+               (reply == nullptr ? std::string(" did not answer")
+                : !reply->ok     ? ": " + reply->error
+                                 : " holds version " + std::to_string(reply->version) + ", not " +
+                                   std::to_string(info.version));
+      continue;
+    }
+    const Status rewritten =
+        backend_->write(object, 0, m->payload, info.size_bytes, info.version, info.shard, nullptr);
+    if (!rewritten.ok()) return rewritten;
+    count(&OsdStats::read_repairs, 1);
+    return std::move(m->payload);
+  }
+  return Status::unavailable(options_.endpoint_name + ": " + object +
+                             ": no peer could repair its copy" +
+                             (tried.empty() ? std::string() : " (" + tried + ")"));
 }
 
 Result<std::shared_ptr<const redundancy::ReedSolomon>> OsdService::codec(const ErasureCoding& ec) {
@@ -386,7 +430,7 @@ void OsdService::op_thread(const std::string& object, uint64_t bytes, const std:
   options_.op_queue->run(key, item, [&] { env_.compute_s(cpu_s); });
 }
 
-void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
+void OsdService::handle_read(const ReadRequest& request, Endpoint& own, bool client) {
   op_thread(request.object, request.length, request.reply_to);
   ReadReply reply;
   reply.request_id = request.request_id;
@@ -437,6 +481,20 @@ void OsdService::handle_read(const ReadRequest& request, Endpoint& own) {
       }
     }
     Result<Payload> data = read_own(request.object, request.offset, request.length, size);
+    if (!data.ok() && client && options_.peers_of && object.ok() &&
+        (data.status().code() == Status::Code::kIOError ||
+         data.status().code() == Status::Code::kCorruption)) {
+      Result<Payload> whole = repair_from_peers(request.object, *object, own);
+      if (whole.ok()) {
+        data = Payload::of(whole->bytes.slice(request.offset, request.length));
+      } else if (whole.status().code() == Status::Code::kIOError) {
+        data = whole.status();  // the rewrite failed: the drive is failing
+      } else {
+        const std::string both = data.status().message() + "; " + whole.status().message();
+        data = data.status().code() == Status::Code::kIOError ? Status::io_error(both)
+                                                              : Status::corruption(both);
+      }
+    }
     device_failed(data.status());
     if (!data.ok()) return fail(ReplyError::kNone, data.status().message());
     count_read(request.length);

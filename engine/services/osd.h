@@ -142,6 +142,15 @@ struct OsdServiceOptions {
   // (StoreBackend's parallel_reads; real mode, where the drive's io_uring queue serves many at
   // once). Off in the simulator, whose results were measured with reads serialised.
   bool parallel_store_reads = false;
+  // Read repair (Ceph's repair of a primary's unreadable copy from its replicas): the other
+  // members of an object's replicated acting set (their endpoint names), for a client read
+  // whose own copy cannot be read (the drive's I/O error on a bad sector, or a block whose
+  // crc32c does not match). The service then reads the whole object from the first member
+  // that holds the same version, writes it over its own copy (copy-on-write: onto other
+  // blocks, so a bad sector is left behind) and answers the read; only when no member can
+  // serve it, or the rewrite fails, does the read fail (an I/O error then stops the service,
+  // as before). Null: no repair.
+  std::function<std::vector<std::string>(const std::string& object)> peers_of = nullptr;
 };
 
 struct OsdStats {
@@ -158,6 +167,7 @@ struct OsdStats {
   uint64_t scans = 0;               // ScanRequests answered
   uint64_t removes = 0;             // RemoveRequests answered
   uint64_t dropped_inactive = 0;    // client requests dropped: their group stayed inactive
+  uint64_t read_repairs = 0;        // own copies that could not be read, rewritten from a peer
 };
 
 class OsdService {
@@ -197,7 +207,9 @@ class OsdService {
  private:
   // With an op queue: a handler task's loop over the requests the workers hand it.
   void run_handler(int slot);
-  void handle_read(const ReadRequest& request, Endpoint& own);
+  // `client`: the request came to the service's own endpoint (a client's), not to its
+  // sub-op endpoint (another OSD's, or a peering's or scrub's read of this copy).
+  void handle_read(const ReadRequest& request, Endpoint& own, bool client);
   void handle_write(const WriteRequest& request, const Payload& payload, Endpoint& own);
   void handle_commit(const CommitRequest& request);
   // An unstable (NFS) write, already begun in the UnstableWrites and acknowledged: written by a
@@ -205,12 +217,17 @@ class OsdService {
   void write_behind(const WriteRequest& request, const Payload& payload, uint64_t logical_end);
   void handle_scan(const ScanRequest& request);
   void handle_remove(const RemoveRequest& request);
-  void dispatch(const Message& m, Endpoint& own);
+  void dispatch(const Message& m, Endpoint& own, bool client);
   // The request's op-thread part: cpu_s_per_op + bytes x cpu_s_per_byte, through the op queue
   // when there is one.
   void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
   // Reads [offset, offset + length) of this OSD's copy or shard of `object`; a shard reads as
   // zeros past what it holds (`held`: its size). With data, the payload carries the bytes.
+  // The whole of `object` (`info` as this service holds it) from a peer of peers_of with the
+  // same version, written over this service's copy (OsdServiceOptions::peers_of); replies
+  // arrive at `own`.
+  Result<Payload> repair_from_peers(const std::string& object, const ObjectInfo& info,
+                                    Endpoint& own);
   Result<Payload> read_own(const std::string& object, uint64_t offset, uint64_t length,
                            uint64_t held);
   // Shard reads of an erasure-coded object: `extents` (shard indices into `shards`), this
@@ -278,6 +295,7 @@ class OsdService {
   struct Handed {
     std::shared_ptr<Message> message;
     bool awaits = false;  // call await_active first
+    bool client = false;  // from the service's own endpoint (handle_read's `client`)
   };
   std::deque<Handed> pending_;
   int handlers_ = 0, idle_handlers_ = 0;  // guarded by mu_

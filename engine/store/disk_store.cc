@@ -730,10 +730,15 @@ Result<DiskStore::PreparedWrite> DiskStore::prepare_write(std::string_view objec
     p.content = data.bytes;
   } else {
     MutableBuffer m(count * kBlockBytes);
+    // A block needs its old bytes only where the old object has bytes the write does not
+    // cover: past the old size a block holds zeros (sizes only grow), so a write that covers
+    // the block up to there (a rewrite of the whole object) reads nothing.
+    const uint64_t old_end = old == nullptr ? 0 : old->size;
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t ob = first + i;
       const uint64_t block_start = ob * kBlockBytes;
-      const bool whole = offset <= block_start && offset + len >= block_start + kBlockBytes;
+      const uint64_t needed_end = std::min(block_start + kBlockBytes, old_end);
+      const bool whole = offset <= block_start && offset + len >= needed_end;
       if (whole || old == nullptr) continue;
       auto it = old->blocks.find(ob);
       if (it == old->blocks.end()) continue;  // a hole: zeros

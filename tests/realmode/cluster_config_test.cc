@@ -239,7 +239,8 @@ TEST(ClusterConfig, OsdsOfOneServerShareItsBucket) {
 }
 
 // granary-osd --fault-file: absent is no fault, {"slow_factor": F} slows the drive F times,
-// {"failed": true} fails its every I/O, and anything else is refused naming the file (the
+// {"failed": true} fails its every I/O, "bad_ranges" lists unreadable byte ranges, and
+// anything else is refused naming the file (the
 // daemon logs it and keeps its faults).
 TEST(GranaryOsd, ReadsItsFaultFile) {
   const std::string path = testing::TempDir() + "osd.faults";
@@ -254,14 +255,21 @@ TEST(GranaryOsd, ReadsItsFaultFile) {
   ASSERT_TRUE(read_drive_faults(path).ok());
   EXPECT_TRUE(read_drive_faults(path)->failed);
   EXPECT_EQ(read_drive_faults(path)->slow_factor, 2);
-  for (const char* bad : {R"({"slow_factor": 0.5})", R"({"slow": 2})", "{", R"([3])",
-                          R"({"slow_factor": 2, "x": 1})", R"({"failed": 1})"}) {
+  std::ofstream(path) << R"({"bad_ranges": [[8192, 100], [1048576, 4096]]})";
+  ASSERT_TRUE(read_drive_faults(path).ok());
+  EXPECT_EQ(read_drive_faults(path)->bad_ranges,
+            (std::vector<std::pair<uint64_t, uint64_t>>{{8192, 100}, {1048576, 4096}}));
+  for (const char* bad :
+       {R"({"slow_factor": 0.5})", R"({"slow": 2})", "{", R"([3])", R"({"slow_factor": 2, "x": 1})",
+        R"({"failed": 1})", R"({"bad_ranges": [[0, 0]]})", R"({"bad_ranges": [[-1, 10]]})",
+        R"({"bad_ranges": [4096]})", R"({"bad_ranges": {"a": 1}})"}) {
     std::ofstream(path) << bad;
     auto r = read_drive_faults(path);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().message(), path +
                                         ": expected {\"slow_factor\": a number in 1..1e6, "
-                                        "\"failed\": a boolean}, found " +
+                                        "\"failed\": a boolean, \"bad_ranges\": [[offset, "
+                                        "length > 0], ...]}, found " +
                                         bad);
   }
   std::filesystem::remove(path);

@@ -13,6 +13,9 @@
 //     heartbeat from a down OSD) and marks it up; the PGs it is in start a new interval, their
 //     primaries peer them and push what it missed while away; client I/O to a PG waits until
 //     the PG is active again.
+//  0. (replicated) every block of osd.0's drive becomes unreadable for a while (latent sector
+//     errors, its fault file's bad_ranges): its client reads are repaired from the replicas
+//     and it serves on.
 //  3. osd.2's drive fails (its fault file: every I/O returns EIO) and the daemon stops itself
 //     at its next I/O, mid-write or mid-read; it stays dead. The monitor marks it down, then out
 //     after down_out_interval_s: CRUSH gives its PGs to the remaining OSDs, whose primaries copy
@@ -217,6 +220,21 @@ size_t MonitoredCluster::kill_restart_and_mark_out(ClusterProcess& p, Tally& tal
   bool ok = progress(tally, 60, 100, 30);
   EXPECT_TRUE(ok) << "I/O before the first kill";
 
+  // 0. (replicated) Latent sector errors: every block of osd.0's drive becomes unreadable (its
+  // fault file's bad_ranges); a client read of a copy it holds as primary is repaired from a
+  // replica (the object rewritten onto other blocks, which a write makes good), no read fails
+  // and the daemon serves on. Then the drive reads again.
+  if (GetParam().ec.k == 0) {
+    std::ofstream(fault_file(0)) << R"({"bad_ranges": [[0, )" << (192ull << 20) << "]]}";
+    ok = ok && osds_[0]->wait_logged("osd.0: 49152 unreadable blocks on the drive", 5);
+    ok = ok && progress(tally, 20, 100, 30);
+    EXPECT_TRUE(ok) << "I/O with osd.0's blocks unreadable";
+    std::ofstream(fault_file(0)) << "{}";
+    ok = ok && osds_[0]->wait_logged("osd.0: 0 unreadable blocks on the drive", 5);
+    EXPECT_TRUE(ok) << "osd.0's drive reads again";
+    EXPECT_EQ(osds_[0]->wait_exit(0.01), Daemon::kStillRunning) << "osd.0 served on";
+  }
+
   // 1. osd.1 dies mid-I/O; marked down; I/O goes on.
   EXPECT_EQ(osds_[1]->kill_now(SIGKILL), -SIGKILL);
   const size_t acked_at_kill = tally.acked_count();
@@ -330,6 +348,15 @@ TEST_P(MonitoredCluster, OsdsKilledDuringReadsAndWritesAreMarkedDownOutAndRecove
       p.map_client()->epoch(), static_cast<unsigned long long>(scrubbed.scrubbed_copies));
   for (int i : {0, 1, 3}) EXPECT_EQ(osds_[static_cast<size_t>(i)]->kill_now(SIGTERM), 0) << logs();
   EXPECT_EQ(mon_->kill_now(SIGTERM), 0) << logs();
+  if (GetParam().ec.k == 0) {
+    // osd.0's unreadable copies, read as a primary, were rewritten from their replicas.
+    const std::string log = read_file(osds_[0]->log());
+    const size_t at = log.find("copies rewritten by read repair");
+    ASSERT_NE(at, std::string::npos) << log;
+    const size_t from = log.rfind('(', at);
+    std::printf("osd.0 rewrote %s copies from their replicas (read repair)\n",
+                log.substr(from + 1, at - from - 2).c_str());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Pools, MonitoredCluster,

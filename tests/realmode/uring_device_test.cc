@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -41,13 +42,15 @@ Payload payload_of(const std::vector<std::byte>& bytes) {
   return Payload::of(Buffer::copy_of(bytes));
 }
 
-Result<std::unique_ptr<UringDevice>> open_device(const std::string& path, uint64_t capacity,
-                                                 uint32_t max_io_bytes = 1u << 20) {
+Result<std::unique_ptr<UringDevice>> open_device(
+    const std::string& path, uint64_t capacity, uint32_t max_io_bytes = 1u << 20,
+    std::function<void(const Status&)> on_error = nullptr) {
   UringDeviceOptions o;
   o.path = path;
   o.capacity_bytes = capacity;
   o.queue_depth = 8;
   o.max_io_bytes = max_io_bytes;
+  o.on_error = std::move(on_error);
   return UringDevice::open(o);
 }
 
@@ -242,6 +245,40 @@ TEST(UringDevice, AFailedDriveReturnsEioToEverything) {
   const std::vector<std::byte> want = pattern(8192, 5);  // the refused write changed nothing
   EXPECT_TRUE(std::equal(want.begin(), want.end(), back->bytes.data()));
   EXPECT_EQ(seen.size(), 3u);
+}
+
+// Latent sector errors (set_bad_ranges): a read touching a bad block fails with EIO naming the
+// block, alone or among other ranges, without on_error (the OSD repairs a read; it stops on a
+// write's error); a write makes the blocks it covers good again, with the bytes it wrote.
+TEST(UringDevice, BadBlocksFailTheirReadsUntilAWriteRemapsThem) {
+  TempDir dir;
+  const std::string path = dir.file("bad.img");
+  int errors_seen = 0;
+  OPEN_OR_SKIP(d, path, 16 << 20, 1u << 20, [&errors_seen](const Status&) { ++errors_seen; });
+  const auto bytes = pattern(64 << 10, 7);
+  ASSERT_TRUE(d->write(0, payload_of(bytes)).ok());
+  d->set_bad_ranges({{8192 + 10, 5000}});  // blocks 2 and 3
+  EXPECT_EQ(d->bad_blocks(), 2u);
+  EXPECT_TRUE(d->read(0, 8192).ok());  // blocks 0 and 1
+  const Result<Payload> bad = d->read(4096, 8192);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kIOError);
+  EXPECT_EQ(bad.status().message(), path +
+                                        ": read of 8192 bytes at offset 4096: Input/output error "
+                                        "(injected: a medium error in block 2)");
+  EXPECT_FALSE(d->read_ranges({{0, 4096}, {12288, 100}}).ok());
+  EXPECT_EQ(errors_seen, 0);
+  const auto fresh = pattern(4096, 8);
+  ASSERT_TRUE(d->write(8192, payload_of(fresh)).ok());  // block 2 remapped
+  EXPECT_EQ(d->bad_blocks(), 1u);
+  const Result<Payload> good = d->read(8192, 4096);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(good->bytes.to_vector(), fresh);
+  EXPECT_FALSE(d->read(12288, 1).ok());  // block 3 still bad
+  d->set_bad_ranges({});
+  EXPECT_EQ(d->bad_blocks(), 0u);
+  EXPECT_TRUE(d->read(12288, 4096).ok());
+  EXPECT_EQ(errors_seen, 0);
 }
 
 TEST(UringDevice, RangesAndOptionsAreRefusedWithClearMessages) {

@@ -102,6 +102,15 @@ class BytesCluster {
       o.worker_tasks = 4;
       o.sub_op_timeout_s = 1;
       o.shard_timeout_s = 1;
+      // Read repair for the replicated pool (its ring: MemoryEnv runs one task at a time).
+      o.peers_of = [this](const std::string& object) {
+        std::vector<std::string> peers;
+        if (!replicated_object(object)) return peers;
+        std::vector<int32_t> group;
+        ring3.devices_of(ring3.group_of(object), group);
+        for (int32_t d : group) peers.push_back(services::osd_endpoint_name(d));
+        return peers;
+      };
       osds[i] = std::make_unique<services::OsdService>(env, hosts[i], env.device(i), *stores[i], o);
     }
     osds[i]->start();

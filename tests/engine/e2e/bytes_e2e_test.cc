@@ -238,6 +238,65 @@ TEST(Scrub, FlippedBitsInDataParityAndMetadataAreFoundAndRepaired) {
   EXPECT_EQ(r2.pushes + e2.pushes, 0u);
 }
 
+// Read repair: a flipped byte in the primary's copy of a replicated object (its crc32c no
+// longer matches) does not fail the client's read: the primary reads the object from a replica
+// of the same version, rewrites its own copy and answers; a deep scrub then finds nothing to
+// repair. With every copy flipped no peer can repair it, and the read fails, naming them.
+TEST(ReadRepair, APrimaryCopyThatCannotBeReadIsRewrittenFromAReplica) {
+  BytesCluster c(9);
+  c.format();
+  Random rng(9);
+  const Payload a = random_payload(rng, 20000), b = random_payload(rng, 9000);
+  c.env.spawn(c.client_host, "write", [&] {
+    c.start_services();
+    ASSERT_TRUE(c.replicated->write_file("r/a", a).ok());
+    ASSERT_TRUE(c.replicated->write_file("r/b", b).ok());
+  });
+  ASSERT_TRUE(c.env.run().ok());
+  auto group_of = [&](const std::string& file) {
+    std::vector<int32_t> g;
+    const std::string obj = services::rados_object_name(file, 0);
+    c.ring3.devices_of(c.ring3.group_of(obj), g);
+    return g;
+  };
+  auto first_block = [&](int osd, const std::string& file) {
+    Result<std::vector<store::ObjectExtent>> x =
+        c.stores[osd]->extents(services::rados_object_name(file, 0));
+    EXPECT_TRUE(x.ok() && !x->empty());
+    return x->front().device_offset + 7;
+  };
+  const std::vector<int32_t> ga = group_of("r/a"), gb = group_of("r/b");
+  const int primary = ga[0];
+  c.env.spawn(c.hosts[primary], "flip", [&] {
+    flip(c.env.device(primary), first_block(primary, "r/a"));
+    for (int32_t osd : gb) flip(c.env.device(osd), first_block(osd, "r/b"));  // every copy
+  });
+  ASSERT_TRUE(c.env.run().ok());
+  Status b_read;
+  recovery::PeeringReport r{}, e{};
+  c.env.spawn(c.client_host, "read", [&] {
+    c.start_services();
+    Buffer got;
+    Result<services::FileRead> rd = c.replicated->read_file("r/a", a.size_bytes, &got);
+    ASSERT_TRUE(rd.ok()) << rd.status().to_string();
+    EXPECT_TRUE(got == a.bytes);
+    b_read = c.replicated->read_file("r/b", b.size_bytes, &got).status();
+    std::tie(r, e) = c.peer_all(true);
+    Result<Payload> own =
+        c.stores[primary]->read(services::rados_object_name("r/a", 0), 0, a.size_bytes);
+    ASSERT_TRUE(own.ok()) << own.status().to_string();  // its copy is whole again
+    EXPECT_TRUE(own->bytes == a.bytes);
+  });
+  ASSERT_TRUE(c.env.run().ok());
+  EXPECT_EQ(c.osds[primary]->stats().read_repairs, 1u);
+  EXPECT_TRUE(c.osds[primary]->available());
+  ASSERT_FALSE(b_read.ok());
+  EXPECT_NE(b_read.message().find("no peer could repair its copy"), std::string::npos)
+      << b_read.message();
+  // The deep scrub finds r/b's three bad copies (nothing to repair them from), not r/a's.
+  EXPECT_EQ(r.scrub_errors, 3u);
+}
+
 // The erasure-coded pool's positions as they were, each OSD moved one position on (as an OSD
 // marked out can reshuffle the positions of an indep rule): every OSD now holds another shard
 // than its position's.
