@@ -19,7 +19,8 @@
 // of the object that has no device block (a hole) reads as zeros.
 //
 // Writes are copy-on-write: a write puts the new content of every 4 KiB block it touches
-// (merged with the old content for partial blocks) into freshly allocated blocks, then appends
+// (merged with the old content where the old object has bytes the write does not cover: a
+// rewrite of a whole object reads nothing) into freshly allocated blocks, then appends
 // one journal record naming those blocks and their crcs (in memory: the next flush writes the
 // records in whole blocks, then flushes the device). The blocks it replaced are freed, but
 // not reusable before a commit mark covering the record is durable (two device flushes later),
