@@ -161,6 +161,39 @@ void spawn_until_stopped(ClusterProcess& p, HostId host, const std::string& name
   });
 }
 
+// Read repair's peers (OsdServiceOptions::peers_of): the object's acting set on the map.
+std::function<std::vector<std::string>(const std::string&)> acting_peers(
+    const ClusterConfig& config, cluster::MapPlacement& placement) {
+  return [&placement, &config](const std::string& object) {
+    std::vector<int32_t> acting;
+    placement.devices_of(placement.group_of(object), acting);
+    std::vector<std::string> peers;
+    for (int32_t d : acting) {
+      if (d != placement::kNoDevice) peers.push_back(osd_endpoint(config, d));
+    }
+    return peers;
+  };
+}
+
+// A read error the service could not repair leaves it unavailable (engine/services/osd.h):
+// the daemon then stops as on a write error, so that its peers and the monitor see it dead.
+void spawn_health_watch(ClusterProcess& p, HostId host, const std::string& name,
+                        const services::OsdService& service) {
+  p.env().spawn(
+      host, name + ".health",
+      [&p, &service, name] {
+        for (;;) {
+          p.env().sleep_s(0.05);
+          if (!service.available()) {
+            std::fprintf(stderr, "%s: a read error it could not repair; stopping\n", name.c_str());
+            std::fflush(stderr);
+            std::_Exit(kDriveErrorExitStatus);
+          }
+        }
+      },
+      TaskOptions{.daemon = true});
+}
+
 // A daemon's drive (device 0 of its Env) and the store on it: formatted first when `mkfs`,
 // then mounted (the journal replayed).
 Result<std::unique_ptr<store::DiskStore>> open_store(
@@ -392,38 +425,12 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
       return true;
     };
   }
-  if (config.monitor && config.ec.k == 0) {
-    // Read repair: a client read this OSD's copy fails is served from the acting set's others.
-    cluster::MapPlacement* placement = p.map_placement();
-    o.peers_of = [placement, &config](const std::string& object) {
-      std::vector<int32_t> acting;
-      placement->devices_of(placement->group_of(object), acting);
-      std::vector<std::string> peers;
-      for (int32_t d : acting) {
-        if (d != placement::kNoDevice) peers.push_back(osd_endpoint(config, d));
-      }
-      return peers;
-    };
-  }
+  if (config.monitor && config.ec.k == 0) o.peers_of = acting_peers(config, *p.map_placement());
   services::OsdService service(p.env(), host, drive, **store, o);
   service.start();
   if (heartbeat) heartbeat->start();
   if (peering) peering->start();
-  // A read error it could not repair leaves the service unavailable (engine/services/osd.h):
-  // the daemon stops as on a write error, so that its peers and the monitor see it dead.
-  p.env().spawn(
-      host, name + ".health",
-      [&p, &service, name] {
-        for (;;) {
-          p.env().sleep_s(0.05);
-          if (!service.available()) {
-            std::fprintf(stderr, "%s: a read error it could not repair; stopping\n", name.c_str());
-            std::fflush(stderr);
-            std::_Exit(kDriveErrorExitStatus);
-          }
-        }
-      },
-      TaskOptions{.daemon = true});
+  spawn_health_watch(p, host, name, service);
   spawn_until_stopped(p, host, name, options.stop);
   log(name + ": serving at " + config.hosts[static_cast<size_t>(host)].address +
       (config.monitor ? " (following the monitor's maps)" : "") +
