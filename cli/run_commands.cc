@@ -16,7 +16,6 @@
 #include <sstream>
 #include <vector>
 
-#include "sim/child_run.h"
 #include "cli/commands.h"
 #include "cli/db_options.h"
 #include "cli/progress.h"
@@ -24,12 +23,20 @@
 #include "models/catalog.h"
 #include "models/expectations.h"
 #include "models/scenario_json.h"
+#include "sim/child_run.h"
 #include "sim/cluster_plan.h"
 #include "sim/cost_estimate.h"
 #include "sim/runner.h"
 
 namespace granary::cli {
 namespace {
+
+// A volume's size as a person reads it: GiB from 1 GiB up, MiB below (a 32 MiB test volume is
+// not "0 GiB").
+std::string volume_size(const nlohmann::json& gib) {
+  const double g = gib.get<double>();
+  return g >= 1 ? fmt(g, g == std::floor(g) ? 0 : 1) + " GiB" : fmt(g * 1024, 0) + " MiB";
+}
 
 // A one-line progress bar on stderr, redrawn in place at most 5 times a second, from 2 s of
 // wall time on (a short run draws nothing), only when stderr is a terminal: the simulated time
@@ -244,8 +251,8 @@ std::string summary_text(const models::Scenario& s, const nlohmann::json& r) {
   if (kind == "block" || kind == "boot_storm") {
     const auto& b = r["bounds"];
     o << (kind == "block" ? "block volumes:       " : "boot storm:          ")
-      << sum["volumes"].get<int>() << " RBD volumes of " << fmt(sum["volume_gib"].get<double>(), 0)
-      << " GiB" << (sum["clone"].get<bool>() ? " (clones of one golden image)" : "") << ", "
+      << sum["volumes"].get<int>() << " RBD volumes of " << volume_size(sum["volume_gib"])
+      << (sum["clone"].get<bool>() ? " (clones of one golden image)" : "") << ", "
       << fmt(sum["block_size_kib"].get<double>(), 0) << " KiB I/Os at queue depth "
       << sum["queue_depth"].get<int>();
     if (kind == "block") {
