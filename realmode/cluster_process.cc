@@ -411,6 +411,7 @@ Status run_osd_daemon(const ClusterConfig& config, int osd, const OsdDaemonOptio
     o.placement = p.map_placement();
     recovery::PrimaryPeering* raw = peering.get();
     o.await_active = [raw](uint32_t pg) { return raw->await_active(pg); };
+    o.active_now = [raw](uint32_t pg) { return raw->active_now(pg); };
     // A peering primary's scan waits for this OSD's map to reach the primary's epoch, so
     // that a shard or replica write of the interval before, not applied yet, is refused as
     // stale instead of landing after the listing (and being acknowledged by the old primary

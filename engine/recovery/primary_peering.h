@@ -83,6 +83,11 @@ class PrimaryPeering {
   // OsdServiceOptions::await_active: true once PG `pg` is active here (at once when it is);
   // false when this OSD is not its primary, or it stayed inactive for active_wait_s.
   bool await_active(uint32_t pg);
+  // Whether `pg` is active here now, this OSD its primary: await_active's answer without
+  // waiting (OsdServiceOptions::active_now).
+  bool active_now(uint32_t pg) const {
+    return pg < peered_interval_.size() && is_primary(pg) && is_active(pg);
+  }
   // How many PGs this OSD is the primary of, and how many of them are active (for logs, tests).
   std::pair<uint32_t, uint32_t> primary_and_active() const;
   PrimaryPeeringStats stats() const;

@@ -163,6 +163,10 @@ void OsdService::serve(int worker, bool sub_ops) {
     // A client op that must wait for its group to be active waits in a handler, never in the
     // worker (a worker held by a PG that is peering would stall every other PG's ops).
     const bool awaits = io && !sub_ops && options_.await_active;
+    if (awaits && options_.op_queue == nullptr && options_.active_now && active_now(*m)) {
+      dispatch(*m, own, /*client=*/true);  // active: no reason to wait in a handler
+      continue;
+    }
     if (awaits || (options_.op_queue != nullptr && io)) {
       // Ceph's op threads never wait for replicas: with an op queue (which bounds the
       // requests in their op-thread part) the worker hands the request to a handler task, one
@@ -189,6 +193,13 @@ void OsdService::serve(int worker, bool sub_ops) {
     }
     dispatch(*m, own, !sub_ops);
   }
+}
+
+bool OsdService::active_now(const Message& m) const {
+  const std::string* object = nullptr;
+  if (const auto* r = std::get_if<ReadRequest>(&m.body)) object = &r->object;
+  if (const auto* w = std::get_if<WriteRequest>(&m.body)) object = &w->object;
+  return object != nullptr && options_.active_now(options_.placement->group_of(*object));
 }
 
 bool OsdService::await_active(const Message& m) {

@@ -134,6 +134,11 @@ struct OsdServiceOptions {
   // client read and write goes to a handler task (as with an op queue), so that one waiting
   // never holds a worker. Requires `placement`. Null: requests are served at once.
   std::function<bool(uint32_t group)> await_active = nullptr;
+  // With await_active (and no op queue): whether a group is active now, without waiting. A
+  // client request of a group that is goes to the worker that received it, not to a handler
+  // task (one hand-off less per request); one that is not waits in a handler as above. Null:
+  // every such request goes to a handler.
+  std::function<bool(uint32_t group)> active_now = nullptr;
   // A peering scan's epoch (ScanRequest::epoch): blocks until this OSD's map has reached it and
   // returns true, or returns false after its own bound (the scan is then refused, and the
   // peering tries again). Null: scans are answered at once.
@@ -267,6 +272,8 @@ class OsdService {
   void count_read(uint64_t bytes);  // one answered read request of `bytes`
   // OsdServiceOptions::await_active for a client request (on a handler task); false: drop it.
   bool await_active(const Message& m);
+  // OsdServiceOptions::active_now for a client read or write.
+  bool active_now(const Message& m) const;
   // The interval of `object`'s group now (0 without a placement).
   uint64_t interval_of(const std::string& object) const;
   // Asks the shard OSD `to` for `extent` of its shard of `object`, replies to `own`; the id.
