@@ -6,11 +6,11 @@
 // What is measured (by the launcher, realmode/launcher.h):
 //  - the drive (drive_probe.h) on the first storage server's machine, in the cluster's folder:
 //    the drive profile's figures;
-//  - three cluster probes, block workloads on client node 0's volume through the cluster (its
+//  - four cluster probes, block workloads on client node 0's volume through the cluster (its
 //    CRUSH pool, its OSD daemons, its transport), each with the CPU time the OSD processes and
 //    the granary-bench processes spent: 4 KiB random reads at queue depth 1 (the latency of
-//    one request), 4 KiB at queue depth 16 (CPU per request) and 1 MiB at queue depth 4 (CPU
-//    per byte).
+//    one request), 4 KiB at queue depth 16 (CPU per request), 1 MiB at queue depth 4 (CPU
+//    per byte) and 4 KiB random writes at queue depth 1 (the latency of one write).
 //
 // How the protocol's figures follow (fit_calibration):
 //  - client_cpu_us_per_op, server_cpu_us_per_op: the benches' and the OSDs' CPU time over the
@@ -23,7 +23,12 @@
 //    no message latency; what its read p50 falls short of the measured one, halved (a read is a
 //    request and a reply, each charged the latency once); then run again with it, to check
 //    (the residual is in the calibration). Never negative: when the simulator's other costs
-//    already exceed the measurement, 0, and the residual says by how much.
+//    already exceed the measurement, 0, and the residual says by how much;
+//  - the drive's write_latency_us, likewise from the write probe: what the simulator's write
+//    p50 (every copy written at once) falls short of the measured one is added to the drive
+//    probe's durable write latency (the store's data, journal record and flush, and the write
+//    path's CPU beyond a read's), never below the probe's.
+// A replicated pool only (the launcher refuses an erasure-coded one).
 // The link itself (NIC profile, efficiency, tc shaping) is left as the scenario says: real
 // mode's links are the machine's, not the modelled NICs.
 #pragma once
