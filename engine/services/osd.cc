@@ -195,18 +195,25 @@ void OsdService::serve(int worker, bool sub_ops) {
   }
 }
 
+namespace {
+
+// The object a client read or write is for; null for other messages.
+const std::string* io_object(const Message& m) {
+  if (const auto* r = std::get_if<ReadRequest>(&m.body)) return &r->object;
+  if (const auto* w = std::get_if<WriteRequest>(&m.body)) return &w->object;
+  return nullptr;
+}
+
+}  // namespace
+
 bool OsdService::active_now(const Message& m) const {
-  const std::string* object = nullptr;
-  if (const auto* r = std::get_if<ReadRequest>(&m.body)) object = &r->object;
-  if (const auto* w = std::get_if<WriteRequest>(&m.body)) object = &w->object;
+  const std::string* object = io_object(m);
   return object != nullptr && options_.active_now(options_.placement->group_of(*object));
 }
 
 bool OsdService::await_active(const Message& m) {
   if (!options_.await_active) return true;
-  const std::string* object = nullptr;
-  if (const auto* r = std::get_if<ReadRequest>(&m.body)) object = &r->object;
-  if (const auto* w = std::get_if<WriteRequest>(&m.body)) object = &w->object;
+  const std::string* object = io_object(m);
   if (object == nullptr) return true;
   if (options_.await_active(options_.placement->group_of(*object))) return true;
   count(&OsdStats::dropped_inactive, 1);

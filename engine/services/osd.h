@@ -226,13 +226,13 @@ class OsdService {
   // The request's op-thread part: cpu_s_per_op + bytes x cpu_s_per_byte, through the op queue
   // when there is one.
   void op_thread(const std::string& object, uint64_t bytes, const std::string& reply_to);
-  // Reads [offset, offset + length) of this OSD's copy or shard of `object`; a shard reads as
-  // zeros past what it holds (`held`: its size). With data, the payload carries the bytes.
   // The whole of `object` (`info` as this service holds it) from a peer of peers_of with the
   // same version, written over this service's copy (OsdServiceOptions::peers_of); replies
   // arrive at `own`.
   Result<Payload> repair_from_peers(const std::string& object, const ObjectInfo& info,
                                     Endpoint& own);
+  // Reads [offset, offset + length) of this OSD's copy or shard of `object`; a shard reads as
+  // zeros past what it holds (`held`: its size). With data, the payload carries the bytes.
   Result<Payload> read_own(const std::string& object, uint64_t offset, uint64_t length,
                            uint64_t held);
   // Shard reads of an erasure-coded object: `extents` (shard indices into `shards`), this

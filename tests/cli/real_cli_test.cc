@@ -97,6 +97,14 @@ std::string scenario(
          (expect.empty() ? "" : R"(, "expect": [)" + expect + "]") + "}";
 }
 
+// `text` (a scenario() scenario) with its storage section a pfs of `pfs` (the storage.pfs
+// object) in place of the rados pool.
+std::string as_pfs(std::string text, const std::string& pfs) {
+  const size_t from = text.find(R"("storage": {"design")"), to = text.find(R"("workloads")");
+  text.replace(from, to - from, R"("storage": {"design": "pfs", "pfs": )" + pfs + "},\n  ");
+  return text;
+}
+
 // A small unet3d read storm (24 files of about 256 KiB, 2 epochs on 2 accelerators: 48 reads),
 // and the expectations that every read was compared and none differed.
 const char* const kSmallStorm = R"({"name": "unet3d-small", "mlperf": "unet3d", "files": 24,
@@ -333,10 +341,7 @@ TEST_F(RealCli, AReadStormOnAPfsReadsEveryFileBackWhole) {
                               R"({"metric": "carry_data.mismatches", "equals": 0},
                   {"metric": "carry_data.reads_verified", "equals": 48})",
                               R"("replicas": 3)", "");
-  const size_t from = text.find(R"("storage": {"design")"), to = text.find(R"("workloads")");
-  text.replace(from, to - from, R"("storage": {"design": "pfs", "pfs": {"stripe_size_mib": 0.125,
-    "stripe_count": 2, "inflight_rpcs": 4}},
-  )");
+  text = as_pfs(text, R"({"stripe_size_mib": 0.125, "stripe_count": 2, "inflight_rpcs": 4})");
   const std::string path = write("pfs.json", text);
   const nlohmann::json r = up_run_verify_down(path, dir, 24);
   ASSERT_TRUE(r.is_object());
@@ -679,10 +684,7 @@ TEST_F(RealCli, CalibrateRefusesAPfsAndAnErasureCodedPool) {
                               R"({"name": "u", "mlperf": "unet3d", "files": 24,
                    "sample_size_mib": {"mean": 0.25}})",
                               "", R"("replicas": 3)", "");
-  const size_t from = text.find(R"("storage": {"design")"), to = text.find(R"("workloads")");
-  text.replace(from, to - from, R"("storage": {"design": "pfs", "pfs": {"stripe_size_mib": 0.125,
-    "stripe_count": 2}},
-  )");
+  text = as_pfs(text, R"({"stripe_size_mib": 0.125, "stripe_count": 2})");
   auto r = granary("real calibrate " + write("cpfs.json", text));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cpfs.json: storage.design: granary real calibrate probes RBD volumes "
