@@ -416,6 +416,22 @@ Result<std::string> bench_scenario(Cluster& c) {
   return write_bench_scenario(c, *j, "bench-scenario.json");
 }
 
+// Waits for a granary-bench process that `m` started with `status` as its status file,
+// calling `each_poll` every 20 ms meanwhile; its report (the JSON at `report`), or an error
+// naming its log and what the log says.
+Result<json> await_bench(Machine& m, int64_t pid, const std::string& status, const std::string& log,
+                         const std::string& report,
+                         const std::function<void()>& each_poll = nullptr) {
+  while (m.alive(pid)) {
+    if (each_poll) each_poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (m.read(status) != "0\n") {
+    return Status::io_error(log + " on " + m.describe() + ": " + m.read(log));
+  }
+  return json::parse(m.read(report), nullptr, false);
+}
+
 struct Share {
   int64_t pid = -1;
   Machine* machine = nullptr;
@@ -457,18 +473,16 @@ Result<std::vector<json>> run_shares(Cluster& c, const std::string& command,
   std::vector<json> reports;
   std::string errors;
   for (Share& sh : shares) {
-    while (sh.machine->alive(sh.pid)) {
+    Result<json> r = await_bench(*sh.machine, sh.pid, sh.status, sh.log, sh.report, [&] {
       if (while_running) {
         while_running(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (sh.machine->read(sh.status) != "0\n") {
-      errors += (errors.empty() ? "" : "; ") + sh.log + " on " + sh.machine->describe() + ": " +
-                sh.machine->read(sh.log);
+    });
+    if (!r.ok()) {
+      errors += (errors.empty() ? "" : "; ") + r.status().message();
       continue;
     }
-    reports.push_back(json::parse(sh.machine->read(sh.report), nullptr, false));
+    reports.push_back(std::move(r).value());
   }
   if (!errors.empty()) return Status::io_error("granary-bench " + command + " failed: " + errors);
   return reports;
@@ -1046,13 +1060,9 @@ Result<json> probe_drive_of(Cluster& c, const CalibrateOptions& co) {
                std::to_string(co.drive_seconds), "--report", report},
               log, status);
   if (!pid.ok()) return pid.status();
-  while (m.alive(*pid)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  if (m.read(status) != "0\n") {
-    return Status::io_error("granary-bench probe-drive failed on " + m.describe() + ": " + log +
-                            " says: " + m.read(log));
-  }
-  json j = json::parse(m.read(report), nullptr, false);
-  if (j.is_discarded()) return Status::io_error(report + ": not JSON");
+  Result<json> j = await_bench(m, *pid, status, log, report);
+  if (!j.ok()) return Status::io_error("granary-bench probe-drive failed: " + j.status().message());
+  if (j->is_discarded()) return Status::io_error(report + ": not JSON");
   return j;
 }
 
