@@ -260,6 +260,17 @@ Result<std::unique_ptr<DiskStore>> DiskStore::mount(Device& device) {
 }
 
 Status DiskStore::replay() {
+  uint64_t next_seq = 0;
+  if (Status st = load_checkpoint(&next_seq); !st.ok()) return st;
+  if (Status st = replay_journal(next_seq); !st.ok()) return st;
+  if (Status st = take_referenced_blocks(); !st.ok()) return st;
+  // 5. A new generation: later records can never be confused with what this replay ignored.
+  journal_head_ = 0;
+  dirty_ = true;
+  return checkpoint();
+}
+
+Status DiskStore::load_checkpoint(uint64_t* next_seq) {
   // 1. The newest valid checkpoint.
   int best = -1;
   uint64_t best_gen = 0;
@@ -318,7 +329,11 @@ Status DiskStore::replay() {
                                 " passes its crc32c but does not decode");
     }
   }
+  *next_seq = best_next_seq;
+  return Status::ok_status();
+}
 
+Status DiskStore::replay_journal(uint64_t best_next_seq) {
   // 2. The journal records that follow it: sequence numbers from next_seq on, this generation.
   Result<Buffer> jr = read_device(layout_.journal_offset, layout_.journal_bytes);
   if (!jr.ok()) return jr.status();
@@ -427,7 +442,10 @@ Status DiskStore::replay() {
     ++mount_report_.records_replayed;
   }
   mount_report_.journal_end = end;
+  return Status::ok_status();
+}
 
+Status DiskStore::take_referenced_blocks() {
   // 4. The free space is what no object references.
   for (const auto& [name, o] : onodes_) {
     for (const auto& [ob, ref] : o.blocks) {
@@ -442,10 +460,7 @@ Status DiskStore::replay() {
       allocator_.take(ref.device_block);
     }
   }
-  // 5. A new generation: later records can never be confused with what this replay ignored.
-  journal_head_ = 0;
-  dirty_ = true;
-  return checkpoint();
+  return Status::ok_status();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -265,6 +265,12 @@ class DiskStore {
   void free_later(const BlockRef& ref) { freed_unflushed_.push_back(ref.device_block); }
   void release_all_pending();
   Status replay();
+  // replay()'s steps: the newest valid checkpoint into onodes_ (the sequence number of the
+  // record that follows it in *next_seq); the journal records after it, committed or with
+  // their data on the disk; the blocks the objects reference taken from the allocator.
+  Status load_checkpoint(uint64_t* next_seq);
+  Status replay_journal(uint64_t next_seq);
+  Status take_referenced_blocks();
 
   Device& device_;
   Layout layout_;
